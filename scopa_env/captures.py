@@ -1,0 +1,110 @@
+"""Legal capture sets: the one implementation of RULES.md sections 3 and 7.
+
+Captures are computed on bit masks over card ids. ``capture_sets(table, card, rules)`` is the
+reference definition; ``capture_table(rules)`` returns a memoised version of it for the engine's
+hot path. Both engines and every player take their captures from here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import lru_cache
+
+from scopa_env.cards import ACES_MASK, CAPTURE_VALUE, cards_of
+from scopa_env.rules import Rules
+
+_VALUE = [int(v) for v in CAPTURE_VALUE]
+
+
+def _subsets_summing(cards: tuple[int, ...], total: int, min_size: int) -> list[int]:
+    """Masks of the subsets of ``cards`` with at least ``min_size`` cards summing to ``total``."""
+    found: list[int] = []
+
+    def extend(start: int, remaining: int, mask: int, size: int) -> None:
+        if remaining == 0:
+            if size >= min_size:
+                found.append(mask)
+            return
+        for i in range(start, len(cards)):
+            value = _VALUE[cards[i]]
+            if value <= remaining:
+                extend(i + 1, remaining - value, mask | (1 << cards[i]), size + 1)
+
+    if total > 0:
+        extend(0, total, 0, 0)
+    return found
+
+
+def capture_sets(table: int, card: int, rules: Rules) -> tuple[int, ...]:
+    """Every capture the rules allow when ``card`` is played to ``table``, each once.
+
+    Returns masks of table cards in increasing order; an empty tuple means the card is trailed.
+    """
+    return _capture_sets_by_value(table, _VALUE[card], rules)
+
+
+def _capture_sets_by_value(table: int, value: int, rules: Rules) -> tuple[int, ...]:
+    on_table = cards_of(table)
+    if rules.capture_sum is not None:
+        sets = _subsets_summing(on_table, rules.capture_sum - value, min_size=1)
+    elif rules.ace_takes_all and value == 1:
+        aces = table & ACES_MASK
+        if aces:
+            return tuple(1 << c for c in cards_of(aces))
+        return (table,) if table else ()
+    else:
+        equal = [c for c in on_table if _VALUE[c] == value]
+        if equal:
+            return tuple(1 << c for c in equal)
+        sets = _subsets_summing(on_table, value, min_size=2)
+    if rules.fewest_cards_capture and sets:
+        fewest = min(s.bit_count() for s in sets)
+        sets = [s for s in sets if s.bit_count() == fewest]
+    return tuple(sorted(sets))
+
+
+def is_ace_sweep(table: int, card: int, capture: int, rules: Rules) -> bool:
+    """Whether this capture is the whole-table take of an ace under ``ace_takes_all``."""
+    return (
+        rules.ace_takes_all
+        and _VALUE[card] == 1
+        and capture != 0
+        and capture == table
+        and not capture & ACES_MASK
+    )
+
+
+_TABLES: dict[tuple[bool, bool, int | None], Callable[[int, int], tuple[int, ...]]] = {}
+
+
+def capture_table(rules: Rules) -> Callable[[int, int], tuple[int, ...]]:
+    """A memoised ``(table, card value) -> capture sets`` for the capture options of ``rules``."""
+    key = (rules.fewest_cards_capture, rules.ace_takes_all, rules.capture_sum)
+    table_fn = _TABLES.get(key)
+    if table_fn is None:
+        capture_rules = Rules(
+            fewest_cards_capture=rules.fewest_cards_capture,
+            ace_takes_all=rules.ace_takes_all,
+            capture_sum=rules.capture_sum,
+        )
+
+        @lru_cache(maxsize=1 << 18)
+        def table_fn(table: int, value: int) -> tuple[int, ...]:
+            return _capture_sets_by_value(table, value, capture_rules)
+
+        _TABLES[key] = table_fn
+    return table_fn
+
+
+def consistent_sets(options: tuple[int, ...], picked: int) -> list[int]:
+    """The capture sets that contain every table card picked so far."""
+    return [s for s in options if s & picked == picked]
+
+
+def pickable_cards(options: tuple[int, ...], picked: int) -> int:
+    """Mask of the table cards that, picked next, still lead to some legal capture set."""
+    mask = 0
+    for s in options:
+        if s & picked == picked:
+            mask |= s
+    return mask & ~picked

@@ -1,0 +1,148 @@
+"""The observation vector shared by ``scopa_v0`` and the batched engine.
+
+Every observation is seen from one player's seat and holds only what that player knows.
+Card features come first as 40-wide planes in card-id order, so
+``obs[:NUM_PLANES * 40].reshape(NUM_PLANES, 40)`` is a (plane, card) image; scalar features
+follow. Use the named slices in ``OBS_SLICES`` (or ``plane(obs, name)``) instead of offsets.
+
+=====  ==================  ======  ==========================================================
+Index  Name                Size    Meaning (1.0 = yes unless stated)
+=====  ==================  ======  ==========================================================
+0      ``hand``            40      the card is in my hand (not the pending card)
+40     ``table``           40      the card is on the table
+80     ``my_captures``     40      the card is in my capture pile
+120    ``opp_captures``    40      the card is in the opponent's capture pile
+160    ``my_played``       40      I played the card this deal
+200    ``opp_played``      40      the opponent played the card this deal
+240    ``unseen``          40      the card is in the opponent's hand or the stock
+280    ``pending``         40      the card I have played and am capturing with
+320    ``picked``          40      the table cards I have picked so far for that capture
+360    ``phase``           2       one-hot: [choose a card to play, pick table cards]
+362    ``stock_size``      1       cards left in the stock / 30
+363    ``opp_hand_size``   1       cards in the opponent's hand / 3
+364    ``scope``           2       scope this deal [mine, opponent's] / 18
+366    ``match_score``     2       match points before this deal [mine, opponent's] / target,
+                                   capped at 4
+368    ``target``          1       the match target / 100
+369    ``dealer``          1       I am the dealer of this deal
+370    ``last_capturer``   3       one-hot: [me, the opponent, nobody yet]
+=====  ==================  ======  ==========================================================
+
+All values lie in [0, 1] except ``match_score`` (in [0, 4]). The vector is float32.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from scopa_env.cards import NUM_CARDS
+
+PLANES = (
+    "hand",
+    "table",
+    "my_captures",
+    "opp_captures",
+    "my_played",
+    "opp_played",
+    "unseen",
+    "pending",
+    "picked",
+)
+NUM_PLANES = len(PLANES)
+SCALARS = (
+    ("phase", 2),
+    ("stock_size", 1),
+    ("opp_hand_size", 1),
+    ("scope", 2),
+    ("match_score", 2),
+    ("target", 1),
+    ("dealer", 1),
+    ("last_capturer", 3),
+)
+
+
+def _build_slices() -> dict[str, slice]:
+    slices = {name: slice(i * NUM_CARDS, (i + 1) * NUM_CARDS) for i, name in enumerate(PLANES)}
+    start = NUM_PLANES * NUM_CARDS
+    for name, size in SCALARS:
+        slices[name] = slice(start, start + size)
+        start += size
+    return slices
+
+
+#: Name -> slice of the observation vector.
+OBS_SLICES: dict[str, slice] = _build_slices()
+OBS_SIZE: int = OBS_SLICES["last_capturer"].stop
+MATCH_SCORE_CAP = 4.0
+STOCK_SCALE = 30.0
+HAND_SCALE = 3.0
+SCOPE_SCALE = 18.0
+TARGET_SCALE = 100.0
+
+#: Upper bound of each feature, for the observation space.
+OBS_HIGH = np.ones(OBS_SIZE, dtype=np.float32)
+OBS_HIGH[OBS_SLICES["match_score"]] = MATCH_SCORE_CAP
+
+_BITS = np.uint64(1) << np.arange(NUM_CARDS, dtype=np.uint64)
+
+
+def mask_to_plane(mask: int) -> np.ndarray:
+    """A 40-wide 0/1 float32 vector from a card bit mask."""
+    return ((np.uint64(mask) & _BITS) != 0).astype(np.float32)
+
+
+def plane(obs: np.ndarray, name: str) -> np.ndarray:
+    """The named feature of an observation (a view; works on batches too)."""
+    return obs[..., OBS_SLICES[name]]
+
+
+def encode(
+    hands: tuple[int, int],
+    table: int,
+    piles: tuple[int, int],
+    played: tuple[int, int],
+    stock_size: int,
+    scope: tuple[int, int],
+    last_capturer: int | None,
+    dealer: int,
+    player: int,
+    *,
+    pending_card: int | None = None,
+    picked: int = 0,
+    match_score: tuple[int, int] = (0, 0),
+    target: int = 11,
+    out: np.ndarray | None = None,
+) -> np.ndarray:
+    """The observation of ``player`` from the masks of a deal and the match around it."""
+    obs = np.zeros(OBS_SIZE, dtype=np.float32) if out is None else out
+    if out is not None:
+        obs.fill(0.0)
+    opp = 1 - player
+    unseen = ((1 << NUM_CARDS) - 1) & ~(hands[player] | table | piles[0] | piles[1])
+    pending = 0 if pending_card is None else 1 << pending_card
+    planes = (
+        hands[player] & ~pending,
+        table,
+        piles[player],
+        piles[opp],
+        played[player],
+        played[opp],
+        unseen,
+        pending,
+        picked,
+    )
+    bits = np.array(planes, dtype=np.uint64)[:, None] & _BITS
+    obs[: NUM_PLANES * NUM_CARDS] = (bits != 0).reshape(-1)
+    obs[OBS_SLICES["phase"].start + (pending_card is not None)] = 1.0
+    obs[OBS_SLICES["stock_size"]] = stock_size / STOCK_SCALE
+    obs[OBS_SLICES["opp_hand_size"]] = hands[opp].bit_count() / HAND_SCALE
+    obs[OBS_SLICES["scope"]] = (scope[player] / SCOPE_SCALE, scope[opp] / SCOPE_SCALE)
+    obs[OBS_SLICES["match_score"]] = (
+        min(match_score[player] / target, MATCH_SCORE_CAP),
+        min(match_score[opp] / target, MATCH_SCORE_CAP),
+    )
+    obs[OBS_SLICES["target"]] = target / TARGET_SCALE
+    obs[OBS_SLICES["dealer"]] = float(dealer == player)
+    last = 2 if last_capturer is None else (0 if last_capturer == player else 1)
+    obs[OBS_SLICES["last_capturer"].start + last] = 1.0
+    return obs

@@ -1,0 +1,93 @@
+"""Rule options and the named variants (RULES.md sections 6 and 7)."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Rules:
+    """One field per rule option; the defaults are classic two-player Scopa.
+
+    Attributes:
+        target: points that end the match (the winner needs at least this and strictly more).
+        redeal_three_kings: a random deal with 3 or 4 kings on the table is dealt again.
+        fewest_cards_capture: among sum captures only those with the fewest cards are legal.
+        last_play_scopa: a sweep with the very last card of the deal scores a scopa.
+        ace_takes_all: an ace played to a table without aces captures the whole table.
+        ace_sweep_scopa: that whole-table ace capture scores a scopa.
+        capture_sum: ``None`` for classic captures, or 15 for scopa a quindici.
+        napola: the napola bonus for the coins sequence from the ace.
+        re_bello: one point for the king of coins.
+    """
+
+    target: int = 11
+    redeal_three_kings: bool = True
+    fewest_cards_capture: bool = False
+    last_play_scopa: bool = False
+    ace_takes_all: bool = False
+    ace_sweep_scopa: bool = False
+    capture_sum: int | None = None
+    napola: bool = False
+    re_bello: bool = False
+
+    def __post_init__(self) -> None:
+        if isinstance(self.target, bool) or not isinstance(self.target, int) or self.target < 1:
+            raise ValueError(f"Rules.target must be a positive integer, got {self.target!r}")
+        for field in dataclasses.fields(self):
+            if field.type == "bool" and not isinstance(getattr(self, field.name), bool):
+                raise ValueError(
+                    f"Rules.{field.name} must be True or False, got {getattr(self, field.name)!r}"
+                )
+        if self.capture_sum is not None and (
+            isinstance(self.capture_sum, bool) or self.capture_sum != 15
+        ):
+            raise ValueError(f"Rules.capture_sum must be None or 15, got {self.capture_sum!r}")
+        if self.capture_sum is not None and self.ace_takes_all:
+            raise ValueError("Rules.ace_takes_all cannot be combined with capture_sum=15")
+        if self.ace_sweep_scopa and not self.ace_takes_all:
+            raise ValueError("Rules.ace_sweep_scopa needs ace_takes_all=True")
+
+    @classmethod
+    def preset(cls, name: str, **overrides: Any) -> Rules:
+        """The rules of a named variant, optionally with some options changed."""
+        if name not in PRESETS:
+            raise ValueError(f"unknown rules preset {name!r}; choose one of {sorted(PRESETS)}")
+        return cls.from_dict({**PRESETS[name], **overrides})
+
+    @classmethod
+    def from_dict(cls, options: dict[str, Any]) -> Rules:
+        """Rules from a mapping of option names, rejecting unknown names."""
+        known = {field.name for field in dataclasses.fields(cls)}
+        unknown = sorted(set(options) - known)
+        if unknown:
+            raise ValueError(f"unknown rule option(s) {unknown}; options are {sorted(known)}")
+        return cls(**options)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+PRESETS: dict[str, dict[str, Any]] = {
+    "scopa": {},
+    "scopa_d_assi": {"ace_takes_all": True, "ace_sweep_scopa": False},
+    "asso_pigliatutto": {"ace_takes_all": True, "ace_sweep_scopa": True},
+    "scopa_a_quindici": {"capture_sum": 15},
+    "napola": {"napola": True},
+    "re_bello": {"re_bello": True},
+}
+
+
+def resolve_rules(rules: Rules | str | dict[str, Any] | None) -> Rules:
+    """Accept a ``Rules``, a preset name, a mapping of options or ``None`` (the defaults)."""
+    if rules is None:
+        return Rules()
+    if isinstance(rules, Rules):
+        return rules
+    if isinstance(rules, str):
+        return Rules.preset(rules)
+    if isinstance(rules, dict):
+        return Rules.from_dict(rules)
+    raise ValueError(f"rules must be a Rules, a preset name or a dict, got {type(rules).__name__}")
