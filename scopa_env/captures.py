@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import lru_cache
 
-from scopa_env.cards import ACES_MASK, CAPTURE_VALUE, cards_of
+from scopa_env.cards import ACES_MASK, ALL_CARDS_MASK, CAPTURE_VALUE, NUM_CARDS, cards_of, mask_of
 from scopa_env.rules import Rules
 
 _VALUE = [int(v) for v in CAPTURE_VALUE]
@@ -74,6 +74,23 @@ def is_ace_sweep(table: int, card: int, capture: int, rules: Rules) -> bool:
     )
 
 
+def _relevant_cards(rules: Rules) -> list[int]:
+    """Per played value, the mask of table cards that can take part in a capture.
+
+    Cards worth more than the capture total never matter, so the memo is keyed on the rest.
+    """
+    relevant = [ALL_CARDS_MASK] * 11
+    for value in range(1, 11):
+        if rules.capture_sum is not None:
+            limit = rules.capture_sum - value
+        elif rules.ace_takes_all and value == 1:
+            continue
+        else:
+            limit = value
+        relevant[value] = mask_of(c for c in range(NUM_CARDS) if _VALUE[c] <= limit)
+    return relevant
+
+
 _TABLES: dict[tuple[bool, bool, int | None], Callable[[int, int], tuple[int, ...]]] = {}
 
 
@@ -88,10 +105,17 @@ def capture_table(rules: Rules) -> Callable[[int, int], tuple[int, ...]]:
             capture_sum=rules.capture_sum,
         )
 
+        relevant = _relevant_cards(capture_rules)
+
         @lru_cache(maxsize=1 << 18)
-        def table_fn(table: int, value: int) -> tuple[int, ...]:
+        def cached(table: int, value: int) -> tuple[int, ...]:
             return _capture_sets_by_value(table, value, capture_rules)
 
+        def table_fn(table: int, value: int) -> tuple[int, ...]:
+            return cached(table & relevant[value], value)
+
+        table_fn.cached = cached  # type: ignore[attr-defined]
+        table_fn.relevant = relevant  # type: ignore[attr-defined]
         _TABLES[key] = table_fn
     return table_fn
 

@@ -33,7 +33,9 @@ COINS_MASK = (1 << 10) - 1
 KINGS_MASK = sum(1 << (suit * 10 + 9) for suit in range(4))
 ACES_MASK = sum(1 << (suit * 10) for suit in range(4))
 
-_NAME_TO_ID = {rank + suit: s * 10 + r for s, suit in enumerate(SUITS) for r, rank in enumerate(RANKS)}
+_NAME_TO_ID = {
+    rank + suit: s * 10 + r for s, suit in enumerate(SUITS) for r, rank in enumerate(RANKS)
+}
 
 
 def card_name(card: int) -> str:
@@ -70,11 +72,14 @@ def mask_of(cards: Iterable[int]) -> int:
     return mask
 
 
+def _chunk_cards(offset: int) -> tuple[tuple[int, ...], ...]:
+    return tuple(tuple(offset + i for i in range(10) if bits >> i & 1) for bits in range(1 << 10))
+
+
+_SUIT_CARDS = tuple(_chunk_cards(10 * suit) for suit in range(4))
+
+
 def cards_of(mask: int) -> tuple[int, ...]:
     """The card ids held in a bit mask, in increasing order."""
-    cards = []
-    while mask:
-        low = mask & -mask
-        cards.append(low.bit_length() - 1)
-        mask ^= low
-    return tuple(cards)
+    d, c, s, b = _SUIT_CARDS
+    return d[mask & 1023] + c[mask >> 10 & 1023] + s[mask >> 20 & 1023] + b[mask >> 30 & 1023]

@@ -8,14 +8,14 @@ can reuse the same capture tables. ``Deal`` validates everything that comes from
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from functools import lru_cache
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from scopa_env.captures import capture_table, is_ace_sweep
 from scopa_env.cards import (
-    ALL_CARDS_MASK,
     CAPTURE_VALUE,
     KINGS_MASK,
     NUM_CARDS,
@@ -46,6 +46,44 @@ class Move(NamedTuple):
             return f"{card_name(self.card)} (trail)"
         taken = " ".join(card_name(c) for c in sorted(self.capture))
         return f"{card_name(self.card)} x {taken}"
+
+
+_MOVES: dict[tuple[int, int], Move] = {}
+_MOVE_MASKS: dict[int, tuple[int, int]] = {}
+
+
+def _move(card: int, capture: int) -> Move:
+    """The shared ``Move`` for a card and a capture mask (moves are immutable, so reusable).
+
+    Shared moves live for the whole process, so ``play`` can recognise them by identity.
+    """
+    move = _MOVES.get((card, capture))
+    if move is None:
+        move = _MOVES[card, capture] = Move(card, frozenset(cards_of(capture)))
+        _MOVE_MASKS[id(move)] = (card, capture)
+    return move
+
+
+_MOVE_TABLES: dict[int, Callable[[int, int], tuple[Move, ...]]] = {}
+
+
+def _move_table(rules: Rules) -> Callable[[int, int], tuple[Move, ...]]:
+    """A memoised ``(table, card) -> legal moves with that card`` over ``capture_table``."""
+    capture_sets = capture_table(rules)
+    moves_for = _MOVE_TABLES.get(id(capture_sets))
+    if moves_for is None:
+        cached, relevant = capture_sets.cached, capture_sets.relevant  # type: ignore[attr-defined]
+
+        @lru_cache(maxsize=1 << 18)
+        def cached_moves(table: int, card: int) -> tuple[Move, ...]:
+            options = cached(table, _VALUE[card])
+            return tuple(_move(card, s) for s in options) if options else (_move(card, 0),)
+
+        def moves_for(table: int, card: int) -> tuple[Move, ...]:
+            return cached_moves(table & relevant[_VALUE[card]], card)
+
+        moves_for = _MOVE_TABLES[id(capture_sets)] = moves_for
+    return moves_for
 
 
 def needs_redeal(table: Iterable[int], rules: Rules | None = None) -> bool:
@@ -85,6 +123,7 @@ class Deal:
     __slots__ = (
         "_rules",
         "_capture_sets",
+        "_moves_for",
         "_hands",
         "_table",
         "_stock",
@@ -114,6 +153,7 @@ class Deal:
         deal = cls.__new__(cls)
         deal._rules = rules
         deal._capture_sets = capture_table(rules)
+        deal._moves_for = _move_table(rules)
         return deal
 
     @classmethod
@@ -333,21 +373,15 @@ class Deal:
 
     def capture_options(self, card: int) -> tuple[frozenset[int], ...]:
         """The legal captures for playing ``card`` now (empty: it is trailed)."""
-        return tuple(
-            frozenset(cards_of(s)) for s in self._capture_sets(self._table, _VALUE[card])
-        )
+        return tuple(frozenset(cards_of(s)) for s in self._capture_sets(self._table, _VALUE[card]))
 
     def legal_moves(self) -> list[Move]:
         """Every legal move, each once; empty when the deal is over."""
-        moves = []
+        moves: list[Move] = []
         table = self._table
-        capture_sets = self._capture_sets
+        moves_for = self._moves_for
         for card in cards_of(self._hands[self._current]):
-            options = capture_sets(table, _VALUE[card])
-            if options:
-                moves.extend(Move(card, frozenset(cards_of(s))) for s in options)
-            else:
-                moves.append(Move(card))
+            moves += moves_for(table, card)
         return moves
 
     def legal_mask_moves(self) -> list[tuple[int, int]]:
@@ -355,11 +389,7 @@ class Deal:
         moves = []
         table = self._table
         capture_sets = self._capture_sets
-        hand = self._hands[self._current]
-        while hand:
-            low = hand & -hand
-            hand ^= low
-            card = low.bit_length() - 1
+        for card in cards_of(self._hands[self._current]):
             options = capture_sets(table, _VALUE[card])
             if options:
                 moves.extend((card, s) for s in options)
@@ -369,22 +399,29 @@ class Deal:
 
     def play(self, move: Move | tuple[int, Iterable[int]]) -> None:
         """Apply a legal move; an illegal one raises ``IllegalMoveError`` and changes nothing."""
-        try:
-            card, capture = move
-            card = int(card)
-            capture_mask = mask_of(capture)
-        except (TypeError, ValueError):
-            raise IllegalMoveError(
-                f"not a move: {move!r} (expected Move(card, capture) with card ids)"
-            ) from None
-        if self.is_over:
-            raise IllegalMoveError(f"the deal is over; no move is legal, got {move!r}")
+        known = _MOVE_MASKS.get(id(move))
+        if known is not None:
+            card, capture_mask = known
+        else:
+            try:
+                card, capture = move
+                card = int(card)
+                capture_mask = mask_of(capture)
+            except (TypeError, ValueError):
+                raise IllegalMoveError(
+                    f"not a move: {move!r} (expected Move(card, capture) with card ids)"
+                ) from None
         player = self._current
         if not 0 <= card < NUM_CARDS or not self._hands[player] >> card & 1:
+            if self.is_over:
+                raise IllegalMoveError(f"the deal is over; no move is legal, got {move!r}")
             raise IllegalMoveError(
                 f"player {player} does not hold card {card!r}; their hand is "
                 f"{[card_name(c) for c in cards_of(self._hands[player])]}"
             )
+        if known is not None and move in self._moves_for(self._table, card):
+            self.play_unchecked(card, capture_mask)
+            return
         options = self._capture_sets(self._table, _VALUE[card])
         if capture_mask not in options and not (capture_mask == 0 and not options):
             legal = ", ".join(str(m) for m in self.legal_moves() if m.card == card)
@@ -443,6 +480,7 @@ class Deal:
         other = Deal.__new__(Deal)
         other._rules = self._rules
         other._capture_sets = self._capture_sets
+        other._moves_for = self._moves_for
         other._hands = self._hands.copy()
         other._table = self._table
         other._stock = self._stock
