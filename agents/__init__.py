@@ -1,0 +1,1 @@
+"""Players for Scopa: baselines and learned agents."""

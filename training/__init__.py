@@ -1,0 +1,1 @@
+"""Training, evaluation, benchmark and command-line scripts."""

@@ -1,0 +1,85 @@
+"""The ``scopa`` command: one subcommand per task.
+
+Each subcommand lives in its own module, listed in :data:`COMMANDS` with its one-line help. The
+module provides::
+
+    def add_arguments(parser: argparse.ArgumentParser) -> None: ...
+    def run(args: argparse.Namespace) -> int: ...
+
+A module is imported only when its subcommand is chosen, so ``scopa --help`` stays fast and never
+imports heavy dependencies such as torch. A listed module that does not exist (yet) is left out.
+To add a subcommand, write its module and add one line to :data:`COMMANDS`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import NamedTuple, Protocol, cast
+
+
+class Command(NamedTuple):
+    module: str
+    help: str
+
+
+COMMANDS: dict[str, Command] = {
+    "demo": Command("training.demo", "play one match between two baseline players"),
+    "play": Command("training.play", "play a match against an agent in the terminal"),
+    "eval": Command("training.evaluate", "evaluate agents against each other"),
+    "train": Command("training.train", "train an agent from a config"),
+    "bench": Command("training.bench", "benchmark the engine against OpenSpiel"),
+}
+
+
+class CommandModule(Protocol):
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None: ...
+
+    def run(self, args: argparse.Namespace) -> int: ...
+
+
+def available_commands() -> dict[str, Command]:
+    """The entries of :data:`COMMANDS` whose module exists."""
+    return {name: cmd for name, cmd in COMMANDS.items() if _module_exists(cmd.module)}
+
+
+def _module_exists(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:
+        return False
+
+
+def build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:
+    """The parser for ``argv``; only the chosen subcommand's module is imported."""
+    parser = argparse.ArgumentParser(
+        prog="scopa", description="Scopa environments: play, train, evaluate and benchmark."
+    )
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    chosen = next((arg for arg in argv if not arg.startswith("-")), None)
+    for name, cmd in available_commands().items():
+        subparser = subparsers.add_parser(name, help=cmd.help, description=cmd.help)
+        if name == chosen:
+            module = cast(CommandModule, importlib.import_module(cmd.module))
+            module.add_arguments(subparser)
+            subparser.set_defaults(run=module.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser(argv).parse_args(argv)
+    run = cast(Callable[[argparse.Namespace], int], args.run)
+    try:
+        return run(args)
+    except BrokenPipeError:  # output piped into a reader that stopped early, e.g. `| head`
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
