@@ -83,12 +83,16 @@ TARGET_SCALE = 100.0
 OBS_HIGH = np.ones(OBS_SIZE, dtype=np.float32)
 OBS_HIGH[OBS_SLICES["match_score"]] = MATCH_SCORE_CAP
 
-_BITS = np.uint64(1) << np.arange(NUM_CARDS, dtype=np.uint64)
+#: Row ``b`` holds the 8 bits of byte ``b``, least significant first, as float32.
+_BYTE_BITS = np.unpackbits(
+    np.arange(256, dtype=np.uint8)[:, None], axis=1, bitorder="little"
+).astype(np.float32)
+_CARD_BYTES = NUM_CARDS // 8
 
 
 def mask_to_plane(mask: int) -> np.ndarray:
     """A 40-wide 0/1 float32 vector from a card bit mask."""
-    return ((np.uint64(mask) & _BITS) != 0).astype(np.float32)
+    return _BYTE_BITS[np.frombuffer(mask.to_bytes(_CARD_BYTES, "little"), dtype=np.uint8)].ravel()
 
 
 def plane(obs: np.ndarray, name: str) -> np.ndarray:
@@ -114,14 +118,12 @@ def encode(
     out: np.ndarray | None = None,
 ) -> np.ndarray:
     """The observation of ``player`` from the masks of a deal and the match around it."""
-    obs = np.zeros(OBS_SIZE, dtype=np.float32) if out is None else out
-    if out is not None:
-        obs.fill(0.0)
     opp = 1 - player
-    unseen = ((1 << NUM_CARDS) - 1) & ~(hands[player] | table | piles[0] | piles[1])
+    hand = hands[player]
+    unseen = ((1 << NUM_CARDS) - 1) & ~(hand | table | piles[0] | piles[1])
     pending = 0 if pending_card is None else 1 << pending_card
     planes = (
-        hands[player] & ~pending,
+        hand & ~pending,
         table,
         piles[player],
         piles[opp],
@@ -131,18 +133,24 @@ def encode(
         pending,
         picked,
     )
-    bits = np.array(planes, dtype=np.uint64)[:, None] & _BITS
-    obs[: NUM_PLANES * NUM_CARDS] = (bits != 0).reshape(-1)
-    obs[OBS_SLICES["phase"].start + (pending_card is not None)] = 1.0
-    obs[OBS_SLICES["stock_size"]] = stock_size / STOCK_SCALE
-    obs[OBS_SLICES["opp_hand_size"]] = hands[opp].bit_count() / HAND_SCALE
-    obs[OBS_SLICES["scope"]] = (scope[player] / SCOPE_SCALE, scope[opp] / SCOPE_SCALE)
-    obs[OBS_SLICES["match_score"]] = (
+    raw = b"".join(mask.to_bytes(_CARD_BYTES, "little") for mask in planes)
+    obs = np.empty(OBS_SIZE, dtype=np.float32) if out is None else out
+    obs[: NUM_PLANES * NUM_CARDS] = _BYTE_BITS[np.frombuffer(raw, dtype=np.uint8)].ravel()
+    last = 2 if last_capturer is None else (0 if last_capturer == player else 1)
+    choosing = pending_card is not None
+    obs[NUM_PLANES * NUM_CARDS :] = (
+        float(not choosing),
+        float(choosing),
+        stock_size / STOCK_SCALE,
+        hands[opp].bit_count() / HAND_SCALE,
+        scope[player] / SCOPE_SCALE,
+        scope[opp] / SCOPE_SCALE,
         min(match_score[player] / target, MATCH_SCORE_CAP),
         min(match_score[opp] / target, MATCH_SCORE_CAP),
+        target / TARGET_SCALE,
+        float(dealer == player),
+        float(last == 0),
+        float(last == 1),
+        float(last == 2),
     )
-    obs[OBS_SLICES["target"]] = target / TARGET_SCALE
-    obs[OBS_SLICES["dealer"]] = float(dealer == player)
-    last = 2 if last_capturer is None else (0 if last_capturer == player else 1)
-    obs[OBS_SLICES["last_capturer"].start + last] = 1.0
     return obs

@@ -1,0 +1,254 @@
+"""A single-agent Gymnasium view of ``scopa_v0`` for Stable-Baselines3 and similar libraries.
+
+The learner holds one seat and the opponent acts inside ``step()``, so every transition the
+learner sees is its own and the learner always receives its terminal reward::
+
+    from sb3_contrib import MaskablePPO
+    from scopa_env.single_agent import ScopaSingleAgentEnv
+
+    env = ScopaSingleAgentEnv(opponent=None, seat="alternate")  # None: a random legal opponent
+    model = MaskablePPO("MlpPolicy", env).learn(100_000)
+
+Observations are the ``"observation"`` vector of ``scopa_v0`` (a ``Box``); the legal actions
+come from ``action_masks()`` (what sb3-contrib's ``MaskablePPO`` calls) and ``info["action_mask"]``.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any, Literal, Protocol, runtime_checkable
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from scopa_env.observation import OBS_HIGH, OBS_SIZE
+from scopa_env.rules import Rules
+from scopa_env.scopa_v0 import AGENTS, NUM_ACTIONS, IllegalActionError, raw_env
+
+__all__ = ["Opponent", "ScopaSingleAgentEnv"]
+
+ObsDict = dict[str, np.ndarray]
+
+
+@runtime_checkable
+class Opponent(Protocol):
+    """A player: ``act`` returns a legal action for a ``scopa_v0`` observation dict."""
+
+    def act(self, observation: ObsDict) -> int: ...
+
+
+OpponentLike = Opponent | Callable[[ObsDict], int] | str | None
+SEATS = ("alternate", "random")
+ILLEGAL_ACTIONS = ("lose", "raise")
+
+
+def _resolve_opponent(
+    opponent: OpponentLike, rules: Rules
+) -> tuple[Callable[[ObsDict], int] | None, Callable[..., Any] | None]:
+    """The opponent's move function and its optional ``reset(seed=...)``.
+
+    ``None`` stands for the environment's own random player. A name is built by
+    ``agents.make_agent``, given the environment's rules when it accepts them.
+    """
+    if opponent is None:
+        return None, None
+    if isinstance(opponent, str):
+        try:
+            from agents import make_agent  # type: ignore[attr-defined]
+        except ImportError as error:
+            raise ValueError(
+                f"opponent {opponent!r}: a named opponent needs agents.make_agent, which is "
+                "not available; pass an object with act(observation) or a callable instead"
+            ) from error
+        parameters = inspect.signature(make_agent).parameters.values()
+        accepts_rules = any(
+            p.name == "rules" or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters
+        )
+        opponent = make_agent(opponent, rules=rules) if accepts_rules else make_agent(opponent)
+    reset = getattr(opponent, "reset", None)
+    reset = reset if callable(reset) else None
+    act = getattr(opponent, "act", None)
+    if callable(act):
+        return act, reset
+    if callable(opponent):
+        return opponent, reset
+    raise ValueError(
+        "opponent must be None, an agent name, an object with act(observation) -> int or a "
+        f"callable(observation) -> int; got {opponent!r}"
+    )
+
+
+class ScopaSingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
+    """Scopa against a fixed opponent, from one seat, as a Gymnasium environment.
+
+    Args:
+        opponent: ``None`` (uniformly random legal moves, seeded by ``reset``), an object with
+            ``act(observation_dict) -> int``, a callable on the observation dict, or the name
+            of a player from ``agents`` (``agents.make_agent(name)``). An opponent with a
+            ``reset(seed=...)`` method is reset with a seed from this environment every
+            episode, so seeded runs repeat exactly.
+        seat: the learner's seat: 0, 1, ``"alternate"`` (0 then 1 then 0..., restarting at 0
+            whenever ``reset`` gets a seed) or ``"random"``. ``reset(options={"seat": s})``
+            overrides it for one episode.
+        rules, episode, reward: as for ``scopa_v0.env``.
+        illegal_action: ``"lose"``: an illegal action ends the episode with
+            ``illegal_reward`` (so random exploration and ``check_env`` are safe); ``"raise"``:
+            raise ``IllegalActionError``.
+        illegal_reward: the reward for an illegal action under ``"lose"``.
+        render_mode: ``None``, ``"human"``, ``"ansi"`` or ``"rgb_array"``; the picture shows
+            the learner's hand.
+
+    Other ``reset`` options (``"deck"``, ``"first_player"``) go to ``scopa_v0``.
+    """
+
+    metadata = {"render_modes": ["human", "ansi", "rgb_array"], "render_fps": 2}
+
+    def __init__(
+        self,
+        opponent: OpponentLike = None,
+        seat: int | Literal["alternate", "random"] = "alternate",
+        rules: Rules | str | dict[str, Any] | None = None,
+        episode: Literal["match", "deal"] = "match",
+        reward: Literal["match", "points"] = "match",
+        illegal_action: Literal["lose", "raise"] = "lose",
+        illegal_reward: float = -1.0,
+        render_mode: str | None = None,
+    ) -> None:
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(
+                f"render_mode must be None or one of {self.metadata['render_modes']}, "
+                f"got {render_mode!r}"
+            )
+        self.seat_mode = self._check_seat(seat, "seat")
+        if illegal_action not in ILLEGAL_ACTIONS:
+            raise ValueError(
+                f"illegal_action must be one of {list(ILLEGAL_ACTIONS)}, got {illegal_action!r}"
+            )
+        self.illegal_action = illegal_action
+        self.illegal_reward = float(illegal_reward)
+        self.render_mode = render_mode
+        self.aec = raw_env(
+            rules=rules,
+            episode=episode,
+            reward=reward,
+            render_mode="ansi" if render_mode == "human" else render_mode,
+        )
+        self._opponent, self._opponent_reset = _resolve_opponent(opponent, self.aec.rules)
+        self.observation_space = spaces.Box(
+            low=0.0, high=OBS_HIGH, shape=(OBS_SIZE,), dtype=np.float32
+        )
+        self.action_space = spaces.Discrete(NUM_ACTIONS)
+        self._episodes = 0
+        self._seat = 0
+        self._obs: ObsDict = {}
+        self._over = True
+
+    @staticmethod
+    def _check_seat(seat: Any, what: str) -> int | str:
+        if isinstance(seat, str) and seat in SEATS:
+            return seat
+        if not isinstance(seat, bool) and isinstance(seat, int | np.integer) and seat in (0, 1):
+            return int(seat)
+        raise ValueError(f"{what} must be 0, 1, 'alternate' or 'random', got {seat!r}")
+
+    @property
+    def seat(self) -> int:
+        """The learner's seat this episode (0 or 1)."""
+        return self._seat
+
+    @property
+    def agent(self) -> str:
+        """The learner's agent name in the underlying ``scopa_v0`` environment."""
+        return AGENTS[self._seat]
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        super().reset(seed=seed)
+        if seed is not None:
+            self._episodes = 0
+        options = dict(options or {})
+        seat = self._check_seat(options.pop("seat", self.seat_mode), "options['seat']")
+        if seat == "alternate":
+            seat = self._episodes % 2
+        elif seat == "random":
+            seat = int(self.np_random.integers(2))
+        self._seat = int(seat)
+        self._episodes += 1
+        self.aec.show_hands = self.agent
+        self.aec.reset(seed=int(self.np_random.integers(2**63)), options=options or None)
+        if self._opponent_reset is not None:  # the agents' convention: reset(seed=) per game
+            self._opponent_reset(seed=int(self.np_random.integers(2**63)))
+        self._over = False
+        self._play_opponent()  # no reward yet: a deal cannot end before the learner plays
+        if self.render_mode == "human":
+            self.render()
+        return self._obs["observation"].copy(), self._info()
+
+    def step(self, action: int | np.integer) -> tuple[np.ndarray, float, bool, bool, dict]:
+        if self._over:
+            raise RuntimeError("the episode is over; call reset() before step()")
+        aec = self.aec
+        try:
+            aec.step(action)
+        except IllegalActionError:
+            if self.illegal_action == "raise":
+                raise
+            self._over = True
+            info = self._info()
+            info["illegal_action"] = True
+            return self._obs["observation"].copy(), self.illegal_reward, True, False, info
+        reward = self._play_opponent()
+        if self.render_mode == "human":
+            self.render()
+        return self._obs["observation"].copy(), reward, self._over, False, self._info()
+
+    def action_masks(self) -> np.ndarray:
+        """The legal actions now, as booleans (what sb3-contrib's ``MaskablePPO`` reads)."""
+        if not self._obs:
+            raise RuntimeError("call reset() before action_masks()")
+        return self._obs["action_mask"].astype(bool)
+
+    def render(self) -> str | np.ndarray | None:
+        if self.render_mode is None:
+            gymnasium.logger.warn(
+                "You are calling render method without specifying any render mode."
+            )
+            return None
+        picture = self.aec.render()
+        if self.render_mode == "human":
+            print(picture)
+            return None
+        return picture
+
+    def close(self) -> None:
+        self.aec.close()
+
+    # Internals ------------------------------------------------------------------------------
+
+    def _play_opponent(self) -> float:
+        """Let the opponent move until the learner is to move or the game ends."""
+        aec, learner = self.aec, self.agent
+        while not aec.terminations[learner] and aec.agent_selection != learner:
+            observation = aec.observe(aec.agent_selection)
+            if self._opponent is None:
+                legal = np.flatnonzero(observation["action_mask"])
+                action = int(legal[self.np_random.integers(len(legal))])
+            else:
+                action = self._opponent(observation)
+            try:
+                aec.step(action)
+            except IllegalActionError as error:
+                raise IllegalActionError(f"the opponent chose an illegal action: {error}") from None
+        self._over = aec.terminations[learner]
+        self._obs = aec.observe(learner)
+        reward = float(aec._cumulative_rewards[learner])
+        aec._cumulative_rewards[learner] = 0.0
+        return reward
+
+    def _info(self) -> dict[str, Any]:
+        info = dict(self.aec.infos[self.agent])
+        info["action_mask"] = self._obs["action_mask"].copy()
+        return info

@@ -1,0 +1,91 @@
+"""``scopa play``: typed moves, capture choices, bad input and quitting, on scripted input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from scopa_env.cards import parse_card, parse_cards
+from scopa_env.scopa_v0 import raw_env
+from training.play import QuitGame, _actions_for, ask_move, play_match
+
+
+def first_legal(observation: dict) -> int:
+    return int(np.flatnonzero(observation["action_mask"])[0])
+
+
+def scripted(answers: list[str]):
+    replies = iter(answers)
+
+    def ask(prompt: str) -> str:
+        try:
+            return next(replies)
+        except StopIteration:
+            raise EOFError from None
+
+    return ask
+
+
+def deck_with(hand0: str, hand1: str, table: str) -> list[int]:
+    """A deck whose first deal gives these hands (first player 0) and table."""
+    h0, h1, t = parse_cards(hand0), parse_cards(hand1), parse_cards(table)
+    rest = [c for c in range(40) if c not in {*h0, *h1, *t}]
+    return [h0[0], h1[0], h0[1], h1[1], h0[2], h1[2], *t, *rest]
+
+
+def env_at(hand0: str, hand1: str, table: str) -> raw_env:
+    env = raw_env(render_mode="ansi", show_hands="player_0")
+    env.reset(options={"deck": deck_with(hand0, hand1, table), "first_player": 0})
+    return env
+
+
+def test_capture_choice_by_number_and_by_cards():
+    env = env_at("7C 2B 3B", "4D 4C 4S", "7D 7S AB 6D")
+    said: list[str] = []
+    move = ask_move(env, scripted(["7C", "2"]), said.append)
+    assert move.card == parse_card("7C")
+    assert move.capture == frozenset({parse_card("7S")})
+    assert any("2 ways" in line for line in said)
+    move = ask_move(env, scripted(["7c x 7d"]), said.append)
+    assert move.capture == frozenset({parse_card("7D")})
+
+
+def test_bad_input_is_explained_and_asked_again():
+    env = env_at("7C 2B 3B", "4D 4C 4S", "7D 7S AB 6D")
+    said: list[str] = []
+    move = ask_move(env, scripted(["9Z", "KD", "7C x 6D", "moves", "2B"]), said.append)
+    assert move.card == parse_card("2B") and not move.capture
+    assert any("not a card name" in line for line in said)
+    assert any("don't hold KD" in line for line in said)
+    assert any("is not legal" in line for line in said)
+    assert any(line.startswith("Legal moves") for line in said)
+
+
+@pytest.mark.parametrize("answer", ["quit", None])
+def test_quit_and_end_of_input_leave_cleanly(answer):
+    env = env_at("7C 2B 3B", "4D 4C 4S", "7D 7S AB 6D")
+    with pytest.raises(QuitGame):
+        ask_move(env, scripted([] if answer is None else [answer]), print)
+
+
+def test_actions_for_a_chosen_capture_reach_it():
+    env = env_at("7C 2B 3B", "4D 4C 4S", "7D 7S AB 6D")
+    move = ask_move(env, scripted(["7C", "1"]), print)
+    for action in _actions_for(env, move):
+        env.step(action)
+    assert set(env.deal.captures[0]) == {parse_card("7C"), *move.capture}
+
+
+def test_a_whole_match_against_an_agent(monkeypatch):
+    env = raw_env(render_mode="ansi", show_hands="player_1")
+    said: list[str] = []
+
+    def human(prompt: str) -> str:
+        # Always the first legal move, typed as a full card-and-capture name.
+        move = env.deal.legal_moves()[0]
+        return str(move).replace("(trail)", "")
+
+    winner = play_match(env, first_legal, human=1, seed=3, ask=human, say=said.append)
+    assert winner in {"player_0", "player_1", None}
+    assert any(line.startswith("End of the deal") for line in said)
+    assert env.match.is_over
