@@ -1,0 +1,88 @@
+"""The player interface shared by every agent, and the base class of the rule-based ones.
+
+A player maps ``scopa_v0``'s observation dict (``"observation"``: float32 vector,
+``"action_mask"``: int8 over the 80 actions) to a legal action. Actions 0..39 play that card;
+40..79 pick table card ``a - 40`` while choosing among several legal captures. Players are
+stateless between steps (a player rebuilds what it knows from each observation), so any player
+can take either seat in any environment and be evaluated on duplicate deals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from agents.determinize import InfoState, Move
+from scopa_env.cards import card_name
+from scopa_env.rules import Rules, resolve_rules
+
+Observation = Mapping[str, np.ndarray]
+NUM_ACTIONS = 80
+
+
+@runtime_checkable
+class Agent(Protocol):
+    """Anything that plays Scopa from observations."""
+
+    def act(self, observation: Observation) -> int:
+        """A legal action for this observation dict."""
+        ...
+
+
+def reset_agent(agent: Agent, seed: int | None = None) -> None:
+    """Call an agent's optional ``reset(seed=...)`` before a match (or a single-deal game)."""
+    reset = getattr(agent, "reset", None)
+    if reset is not None:
+        reset(seed=seed)
+
+
+class RuleAgent:
+    """Base of the players that choose whole moves from the rules.
+
+    Subclasses implement ``choose(info, moves)``, picking one ``(card, capture mask)`` among the
+    legal moves of the information state. In the pick phase the moves are the pending card's
+    captures consistent with what is already picked, so a player finishes the capture it meant
+    (or the best one still open) and ``act`` emits one table card of it.
+    """
+
+    name = "rule"
+
+    def __init__(self, rules: Rules | str | dict[str, Any] | None = None, seed: int | None = None):
+        self.rules = resolve_rules(rules)
+        self.rng = np.random.default_rng(seed)
+
+    def reset(self, seed: int | None = None) -> None:
+        """Start a new match; a seed makes the player's own randomness reproducible."""
+        if seed is not None:
+            self.rng = np.random.default_rng(seed)
+
+    def choose(self, info: InfoState, moves: list[Move]) -> Move:
+        raise NotImplementedError
+
+    def act(self, observation: Observation) -> int:
+        info = InfoState.from_observation(observation["observation"])
+        moves = info.legal_moves(self.rules)
+        if not moves:
+            raise ValueError("no legal move in this observation: is the deal over?")
+        action = info.action(self.choose(info, moves) if len(moves) > 1 else moves[0])
+        check_action(observation, action, self.rules)
+        return action
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(rules={self.rules})"
+
+
+def check_action(observation: Observation, action: int, rules: Rules) -> None:
+    """Raise a clear error if the environment's mask forbids an action the player derived.
+
+    That only happens when the player was built with other rules than the environment's.
+    """
+    mask = observation.get("action_mask")
+    if mask is not None and not mask[action]:
+        raise ValueError(
+            f"action {action} ({card_name(action % 40)}) is not legal here; legal actions are "
+            f"{np.flatnonzero(mask).tolist()}. Was the player built with the environment's "
+            f"rules? It has {rules}"
+        )

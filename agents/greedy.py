@@ -1,0 +1,282 @@
+"""The greedy player: the best immediate value, one move at a time.
+
+Captures are valued by what they put in the pile (cards, coins, the settebello, sevens and the
+other primiera cards, variant bonus cards) plus a sweep; a player that cannot capture trails the
+card that gives away least, avoiding tables an opponent could sweep with one card. Values are
+integers (hundredths of a point) and ties are broken by a total order on moves, so the scalar
+``act``, the numpy ``act_batch`` and the rollouts of the search player all make the same choice.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from agents.base import RuleAgent
+from agents.determinize import InfoState, Move, plane_masks
+from scopa_env.captures import is_ace_sweep
+from scopa_env.cards import ACES_MASK, CAPTURE_VALUE, COINS_MASK, NUM_CARDS, RE_BELLO, SETTEBELLO
+from scopa_env.observation import HAND_SCALE, PLANES, STOCK_SCALE, plane
+from scopa_env.rules import Rules
+
+_VALUE = [int(v) for v in CAPTURE_VALUE]
+_RANK_CARDS = [(rank, suit * 10 + rank) for suit in range(4) for rank in range(10)]
+
+#: Bits of a DP key (see ``GreedyAgent.act_batch``): capture mask, then value, then count.
+_MASK_BITS = 40
+_VALUE_BITS = 12
+#: Bits of a move key: the card tie-break, then the capture mask, then the value (signed).
+_CARD_BITS = 6
+_MOVE_VALUE_SHIFT = _CARD_BITS + _MASK_BITS
+_ACES = np.int64(ACES_MASK)
+_LOW_MASK = np.int64((1 << _MASK_BITS) - 1)
+_BITS = np.int64(1) << np.arange(NUM_CARDS, dtype=np.int64)
+_PLANE = {name: i for i, name in enumerate(PLANES)}
+
+
+@dataclass(frozen=True)
+class CardValues:
+    """Immediate value of taking each card, in hundredths of a point, for a rule set.
+
+    The defaults weigh a card's share of each scoring category: the cards point (every card),
+    coins, primiera (sevens, sixes, aces, fives), the settebello, a sweep, and the variant
+    points when the rules score them.
+    """
+
+    card: int = 8
+    coin: int = 14
+    settebello: int = 100
+    primiera: tuple[int, ...] = (8, 0, 0, 0, 3, 12, 30, 0, 0, 0)  # by rank A..K
+    sweep: int = 100
+    re_bello: int = 100
+    napola: tuple[int, ...] = (35, 35, 35, 8, 6, 4, 3, 2, 1, 1)  # coins A..K
+    sweep_risk: int = 50
+
+    def per_card(self, rules: Rules) -> list[int]:
+        """The value of each card id under ``rules``."""
+        values = []
+        for rank, card in _RANK_CARDS:
+            value = self.card + self.primiera[rank]
+            if COINS_MASK >> card & 1:
+                value += self.coin + (self.napola[rank] if rules.napola else 0)
+            if card == SETTEBELLO:
+                value += self.settebello
+            if card == RE_BELLO and rules.re_bello:
+                value += self.re_bello
+            values.append(value)
+        return values
+
+
+class MoveValuer:
+    """Fast integer valuation of ``(card, capture mask)`` moves on bit masks.
+
+    ``value`` sums per-card values with four 10-bit lookups; ``sweepable`` says whether one
+    card could take the whole table under the rules (the risk a trail leaves behind).
+    """
+
+    def __init__(self, rules: Rules, values: CardValues | None = None) -> None:
+        self.rules = rules
+        self.values = values or CardValues()
+        self.card_value = self.values.per_card(rules)
+        self._chunks = [
+            [
+                sum(self.card_value[10 * s + i] for i in range(10) if bits >> i & 1)
+                for bits in range(1024)
+            ]
+            for s in range(4)
+        ]
+        self._rank_sum = [
+            sum(_VALUE[i] for i in range(10) if bits >> i & 1) for bits in range(1024)
+        ]
+        self.sweep = self.values.sweep
+        self.sweep_risk = self.values.sweep_risk
+        self._scopa_on_last = rules.last_play_scopa
+        self._no_ace_scopa = rules.ace_takes_all and not rules.ace_sweep_scopa
+        self._ace_sweeps = rules.ace_takes_all and rules.ace_sweep_scopa
+
+    def value(self, mask: int) -> int:
+        c = self._chunks
+        return (
+            c[0][mask & 1023] + c[1][mask >> 10 & 1023] + c[2][mask >> 20 & 1023] + c[3][mask >> 30]
+        )
+
+    def table_sum(self, mask: int) -> int:
+        r = self._rank_sum
+        return r[mask & 1023] + r[mask >> 10 & 1023] + r[mask >> 20 & 1023] + r[mask >> 30]
+
+    def sweepable(self, table: int) -> bool:
+        """Whether some single card would sweep ``table`` for a scopa."""
+        if not table:
+            return False
+        total = self.table_sum(table)
+        if self.rules.capture_sum is not None:
+            return 5 <= total <= 14
+        return total <= 10 or (self._ace_sweeps and not table & ACES_MASK)
+
+    def scores_sweep(self, table: int, card: int, capture: int, last_play: bool) -> bool:
+        """Whether ``capture`` is a scopa that scores."""
+        if capture != table or (last_play and not self._scopa_on_last):
+            return False
+        return not (self._no_ace_scopa and is_ace_sweep(table, card, capture, self.rules))
+
+    def move_value(self, table: int, card: int, capture: int, last_play: bool) -> int:
+        """Greedy value of a move: what it captures, or minus what a trail gives away."""
+        if capture:
+            value = self.value(capture | 1 << card)
+            if self.scores_sweep(table, card, capture, last_play):
+                value += self.sweep
+            return value
+        value = -self.card_value[card]
+        if self.sweepable(table | 1 << card):
+            value -= self.sweep_risk
+        return value
+
+    def best_move(self, table: int, moves: list[Move], last_play: bool) -> Move:
+        """The greedy move: highest value, then highest capture mask, then lowest card."""
+        best = moves[0]
+        best_key = None
+        for card, capture in moves:
+            key = (
+                (self.move_value(table, card, capture, last_play) << _MOVE_VALUE_SHIFT)
+                + (capture << _CARD_BITS)
+                + 63
+                - card
+            )
+            if best_key is None or key > best_key:
+                best_key, best = key, (card, capture)
+        return best
+
+
+class GreedyAgent(RuleAgent):
+    """Plays the move of best immediate value; deterministic."""
+
+    name = "greedy"
+
+    def __init__(
+        self,
+        rules: Rules | str | None = None,
+        seed: int | None = None,
+        values: CardValues | None = None,
+    ) -> None:
+        super().__init__(rules, seed)
+        self.valuer = MoveValuer(self.rules, values)
+
+    def choose(self, info: InfoState, moves: list[Move]) -> Move:
+        return self.valuer.best_move(info.table, moves, info.is_last_play)
+
+    # Batched form -------------------------------------------------------------------------
+
+    @cached_property
+    def _batch_tables(self) -> dict[str, np.ndarray]:
+        valuer = self.valuer
+        card_value = np.array(valuer.card_value, dtype=np.int64)
+        return {
+            "card_value": card_value,
+            "capture_value": np.array(_VALUE, dtype=np.int64),
+            "dp_key": (card_value << _MASK_BITS) + (np.int64(1) << np.arange(NUM_CARDS)),
+        }
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray | None = None) -> np.ndarray:
+        """Greedy actions for a batch of observation vectors ``(n, obs_size)``, with numpy.
+
+        Makes exactly the choice of ``act`` on each row (a test checks it). ``masks``, if
+        given, are only checked against the actions.
+        """
+        obs = np.atleast_2d(np.asarray(observations, dtype=np.float32))
+        n = obs.shape[0]
+        tables = self._batch_tables
+        card_value = tables["card_value"]
+        capture_value = tables["capture_value"]
+        planes = plane_masks(obs).astype(np.int64)
+        hand, table = planes[:, _PLANE["hand"]], planes[:, _PLANE["table"]]
+        pending, picked = planes[:, _PLANE["pending"]], planes[:, _PLANE["picked"]]
+        # The candidate cards: the pending card in the pick phase, else the hand.
+        candidate = (np.where(pending != 0, pending, hand)[:, None] & _BITS) != 0
+        cards_held = (plane(obs, "hand") + plane(obs, "pending")).sum(axis=1)
+        last_play = (
+            (np.rint(cards_held) == 1)
+            & (np.rint(plane(obs, "stock_size")[:, 0] * STOCK_SCALE) == 0)
+            & (np.rint(plane(obs, "opp_hand_size")[:, 0] * HAND_SCALE) == 0)
+        )
+        best = self._best_capture_keys(table, picked, ~last_play | self.rules.last_play_scopa)
+
+        # Per card: its best capture, or minus what trailing it gives away.
+        by_card = best[:, capture_value]
+        captures = by_card >= 0
+        table_total = ((table[:, None] & _BITS) != 0) @ capture_value
+        total_after = table_total[:, None] + capture_value
+        if self.rules.capture_sum is not None:
+            risky = (total_after >= 5) & (total_after <= 14)
+        else:
+            risky = total_after <= 10
+            if self.rules.ace_takes_all and self.rules.ace_sweep_scopa:
+                risky |= ((table[:, None] | _BITS) & _ACES) == 0
+        trail_value = -card_value - np.where(risky, self.valuer.sweep_risk, 0)
+        value = np.where(captures, (by_card >> _MASK_BITS) + card_value, trail_value)
+        mask = np.where(captures, by_card & _LOW_MASK, 0)
+        # The move key of ``MoveValuer.best_move``: value, then capture mask, then lowest card.
+        key = (value << _MOVE_VALUE_SHIFT) + (mask << _CARD_BITS) + (63 - np.arange(NUM_CARDS))
+        card = np.where(candidate, key, np.iinfo(np.int64).min).argmax(axis=1)
+        remaining = mask[np.arange(n), card] & ~picked
+        lowest = np.log2(np.maximum(remaining & -remaining, 1).astype(np.float64))
+        actions = np.where(pending != 0, NUM_CARDS + lowest.astype(np.int64), card)
+        if masks is not None and not np.asarray(masks)[np.arange(n), actions].all():
+            raise ValueError("act_batch chose an action the mask forbids: do the rules match?")
+        return actions
+
+    def _best_capture_keys(
+        self, table: np.ndarray, picked: np.ndarray, sweep_counts: np.ndarray
+    ) -> np.ndarray:
+        """Per row and played value 1..10, the key ``value << 40 | mask`` of the greedy capture.
+
+        -1 where that value captures nothing. Sum captures come from a dynamic program over the
+        table cards per capture total (picked cards forced in), keyed so that its maximum is the
+        greedy set, with fewer cards first when the rules demand the fewest.
+        """
+        rules = self.rules
+        tables = self._batch_tables
+        card_value = tables["card_value"]
+        capture_value = tables["capture_value"]
+        n = table.shape[0]
+        on_table = (table[:, None] & _BITS) != 0
+        is_picked = (picked[:, None] & _BITS) != 0
+        top = 14 if rules.capture_sum is not None else 10
+        neg = np.int64(-(1 << 62))
+        count_key = -(1 << (_MASK_BITS + _VALUE_BITS)) if rules.fewest_cards_capture else 0
+        dp = np.full((n, top + 1), neg, dtype=np.int64)
+        dp[:, 0] = 0
+        for card in np.flatnonzero(on_table.any(axis=0)):
+            v = _VALUE[card]
+            taken = np.full_like(dp, neg)
+            taken[:, v:] = dp[:, : top + 1 - v] + (tables["dp_key"][card] + count_key)
+            taken[taken < neg // 2] = neg
+            new = np.where(is_picked[:, card, None], taken, np.maximum(dp, taken))
+            dp = np.where(on_table[:, card, None], new, dp)
+        found_dp = dp > neg // 2
+        dp_key = np.where(found_dp, dp & ((1 << (_MASK_BITS + _VALUE_BITS)) - 1), -1)
+
+        table_total = on_table @ capture_value
+        whole_key = ((on_table @ card_value) << _MASK_BITS) + table
+        sweep_key = whole_key + (self.valuer.sweep << _MASK_BITS)
+        best = np.full((n, 11), -1, dtype=np.int64)
+        for x in range(1, 11):
+            if rules.capture_sum is not None:
+                total = rules.capture_sum - x
+                key = dp_key[:, total]
+                sweep = table_total == total
+            else:
+                equal = on_table & (capture_value == x)
+                has_equal = equal.any(axis=1)
+                allowed = equal & (is_picked | (picked == 0)[:, None])
+                single = np.where(allowed, tables["dp_key"], -1).max(axis=1)
+                key = np.where(has_equal, single, dp_key[:, x])
+                sweep = np.where(has_equal, on_table.sum(axis=1) == 1, table_total == x)
+                if rules.ace_takes_all and x == 1:
+                    whole = ((table & _ACES) == 0) & (table != 0)
+                    key = np.where(whole, whole_key, key)
+                    sweep = np.where(whole, rules.ace_sweep_scopa, sweep)
+            sweep &= sweep_counts & (key >= 0)
+            best[:, x] = np.where(sweep, np.maximum(key, sweep_key), key)
+        return best

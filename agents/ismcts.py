@@ -1,0 +1,207 @@
+"""Information-set Monte Carlo tree search (SO-ISMCTS, Cowling, Powley and Whitehouse 2012).
+
+Every iteration plays a deal drawn from those consistent with everything the player has seen
+(``Determinizer``): below the root move it descends one shared tree of later moves, restricted
+to the moves legal in that deal and chosen by UCB1 with availability counts, expands the
+greedy-best untried move, plays the deal to its end with the greedy player (random moves with
+probability ``epsilon``), and backs up the deal's point difference (divided by
+``reward_scale``), each node from the view of the player who made its move.
+
+At the root the budget is spent by sequential halving (Karnin et al. 2013): in each round every
+surviving root move is tried on the *same* sampled deals, and the worse half is dropped. Sharing
+the samples (common random numbers) cancels most of the luck of the hidden cards from the
+comparison, which matters at a budget of a hundred or so iterations. Against greedy at 150
+iterations, plain SO-ISMCTS (UCB at the root, a fresh sample per iteration) scored +0.75 ± 0.32
+points per deal (100 duplicate pairs), this scheme +1.04 ± 0.19 (300 pairs; +1.00 without the
+tree below the root).
+
+The budget is a number of iterations (reproducible from the seed, whatever the machine's load),
+optionally capped by wall-clock time per move.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+
+from agents.base import RuleAgent
+from agents.determinize import Determinizer, InfoState, Move
+from agents.greedy import CardValues, MoveValuer
+from scopa_env.engine import Deal
+from scopa_env.rules import Rules
+
+DEFAULT_ITERATIONS = 300
+
+
+class _Node:
+    """A move in the shared tree; statistics are from the view of ``player``, who made it."""
+
+    __slots__ = ("player", "visits", "total", "avail", "children")
+
+    def __init__(self, player: int) -> None:
+        self.player = player
+        self.visits = 0
+        self.total = 0.0
+        self.avail = 1
+        self.children: dict[Move, _Node] = {}
+
+
+class ISMCTSAgent(RuleAgent):
+    """Search player: SO-ISMCTS with greedy rollouts to the end of the deal.
+
+    The default budget is about 50 ms of CPU a move on the project's reference machine.
+
+    Args:
+        rules: the rules (a ``Rules``, preset name or option dict).
+        iterations: iterations per decision (the default is about 50 ms a move here).
+        time_limit: optional cap in seconds per decision; makes play depend on machine speed.
+        exploration: the UCB1 constant, in units of ``reward_scale`` points.
+        epsilon: probability of a uniformly random move in a rollout.
+        reward_scale: points of deal difference that map to a reward of 1.
+        halving: spend the root budget by sequential halving (else evenly over root moves).
+        tree: search the moves after the root move (else flat Monte Carlo per root move).
+        seed: seed of the player's own randomness (determinizations, rollouts).
+    """
+
+    name = "ismcts"
+
+    def __init__(
+        self,
+        rules: Rules | str | None = None,
+        iterations: int = DEFAULT_ITERATIONS,
+        time_limit: float | None = None,
+        exploration: float = 0.7,
+        epsilon: float = 0.0,
+        reward_scale: float = 4.0,
+        halving: bool = True,
+        tree: bool = True,
+        seed: int | None = None,
+        values: CardValues | None = None,
+    ) -> None:
+        super().__init__(rules, seed)
+        self.halving = halving
+        self.tree = tree
+        if iterations < 1:
+            raise ValueError(f"iterations must be at least 1, got {iterations}")
+        self.iterations = iterations
+        self.time_limit = time_limit
+        self.exploration = exploration
+        self.epsilon = epsilon
+        self.reward_scale = reward_scale
+        self.valuer = MoveValuer(self.rules, values)
+        self._random = random.Random(int(self.rng.integers(2**63)))
+        self._plan: tuple[tuple[int, int, int, int], Move] | None = None
+        self.last_iterations = 0
+
+    def reset(self, seed: int | None = None) -> None:
+        super().reset(seed)
+        if seed is not None:
+            self._random = random.Random(int(self.rng.integers(2**63)))
+        self._plan = None
+
+    def choose(self, info: InfoState, moves: list[Move]) -> Move:
+        key = (info.full_hand, info.table, info.piles[0], info.piles[1])
+        if info.in_pick_phase and self._plan is not None:
+            plan_key, plan = self._plan
+            if plan_key == key and plan in moves:
+                return plan
+        move = self.search(info, moves)
+        self._plan = (key, move)
+        return move
+
+    def search(self, info: InfoState, root_moves: list[Move]) -> Move:
+        """The best of ``root_moves`` after the iteration budget (or the time limit)."""
+        determinizer = Determinizer(info, self.rules)
+        k = len(root_moves)
+        children = [_Node(player=0) for _ in range(k)]
+        totals = [0.0] * k
+        counts = [0] * k
+        alive = list(range(k))
+        rounds = max(1, math.ceil(math.log2(k))) if self.halving else 1
+        plies_left = info.full_hand.bit_count() + info.opp_hand_size + info.stock_size - 1
+        deadline = None if self.time_limit is None else time.perf_counter() + self.time_limit
+        iterations = 0
+        for round_ in range(rounds):
+            samples = max(1, self.iterations // (rounds * len(alive)))
+            for _ in range(samples):
+                if deadline is not None and iterations and time.perf_counter() > deadline:
+                    break
+                deal = determinizer.sample(self.rng)
+                for i in alive:
+                    card, capture = root_moves[i]
+                    branch = deal.copy()
+                    branch.play_unchecked(card, capture)
+                    table = info.table ^ capture if capture else info.table | 1 << card
+                    totals[i] += self._iterate(branch, children[i], table, plies_left)
+                    counts[i] += 1
+                iterations += len(alive)
+            alive.sort(key=lambda i: -totals[i] / max(counts[i], 1))
+            if round_ < rounds - 1:
+                alive = alive[: math.ceil(len(alive) / 2)]
+        self.last_iterations = iterations
+        return root_moves[alive[0]]
+
+    def _iterate(self, deal: Deal, node: _Node, table: int, plies_left: int) -> float:
+        """One ISMCTS iteration below a root move on a sampled deal; returns the reward.
+
+        Descends the tree of later moves (UCB1 with availability counts over the moves legal
+        in this deal), expands the greedy-best untried move, rolls out, and backs up.
+        """
+        path = [node]
+        if self.tree:
+            valuer = self.valuer
+            c = self.exploration
+            while plies_left:
+                player = deal.current_player
+                moves = deal.legal_mask_moves()
+                children = node.children
+                untried = [m for m in moves if m not in children]
+                if untried:
+                    move = valuer.best_move(table, untried, plies_left == 1)
+                    for m in moves:
+                        if m in children:
+                            children[m].avail += 1
+                    node = children[move] = _Node(player)
+                else:
+                    best_score = -math.inf
+                    move = moves[0]
+                    for m in moves:
+                        child = children[m]
+                        child.avail += 1
+                        score = child.total / child.visits + c * math.sqrt(
+                            math.log(child.avail) / child.visits
+                        )
+                        if score > best_score:
+                            best_score, move = score, m
+                    node = children[move]
+                path.append(node)
+                card, capture = move
+                deal.play_unchecked(card, capture)
+                table = table ^ capture if capture else table | 1 << card
+                plies_left -= 1
+                if untried:
+                    break
+        self._rollout(deal, table, plies_left, self._random)
+        mine, theirs = deal.score()
+        reward = (mine.total - theirs.total) / self.reward_scale
+        for n in path:
+            n.visits += 1
+            n.total += reward if n.player == 0 else -reward
+        return reward
+
+    def _rollout(self, deal: Deal, table: int, plies_left: int, rnd: random.Random) -> None:
+        """Play to the end of the deal: greedy, with random moves at rate ``epsilon``."""
+        best_move = self.valuer.best_move
+        epsilon = self.epsilon
+        while plies_left:
+            moves = deal.legal_mask_moves()
+            if len(moves) == 1:
+                card, capture = moves[0]
+            elif epsilon and rnd.random() < epsilon:
+                card, capture = moves[rnd.randrange(len(moves))]
+            else:
+                card, capture = best_move(table, moves, plies_left == 1)
+            deal.play_unchecked(card, capture)
+            table = table ^ capture if capture else table | 1 << card
+            plies_left -= 1

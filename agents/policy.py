@@ -1,0 +1,86 @@
+"""A learned player: a MaskablePPO checkpoint (sb3-contrib) played greedily and masked."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.base import Observation
+
+#: Where ``make_agent("pretrained")`` looks for the project's released checkpoint.
+PRETRAINED_CHECKPOINT = Path(__file__).resolve().parent / "checkpoints" / "pretrained.zip"
+
+
+class PolicyAgent:
+    """Plays a trained ``MaskablePPO`` checkpoint (a ``.zip`` written by ``model.save``).
+
+    Acts with ``model.predict(obs, action_masks=mask, deterministic=True)`` so it only ever
+    plays legal actions. The model may observe the flat vector (``Box``) or the whole dict
+    (``Dict`` with the observation and the mask); the checkpoint's space decides.
+
+    Args:
+        path: the checkpoint file.
+        rules: accepted for a uniform constructor; the action mask carries the rules.
+        deterministic: play the most likely action (else sample from the policy).
+        device: torch device for the network.
+    """
+
+    name = "policy"
+
+    def __init__(
+        self,
+        path: str | Path,
+        rules: object = None,
+        seed: int | None = None,
+        deterministic: bool = True,
+        device: str = "cpu",
+    ) -> None:
+        del rules
+        self.path = Path(path)
+        if not self.path.is_file():
+            raise FileNotFoundError(f"no checkpoint at {self.path}")
+        from sb3_contrib import MaskablePPO  # heavy (torch): imported only when needed
+
+        self.model = MaskablePPO.load(self.path, device=device)
+        self.deterministic = deterministic
+        self._dict_keys: tuple[str, ...] | None = None
+        spaces = getattr(self.model.observation_space, "spaces", None)
+        if isinstance(spaces, dict):
+            self._dict_keys = tuple(spaces)
+        self.reset(seed)
+
+    def reset(self, seed: int | None = None) -> None:
+        # A deterministic policy draws nothing; sampling seeds torch's (global) generator.
+        if seed is not None and not self.deterministic:
+            self.model.set_random_seed(seed)
+
+    def _model_input(self, observations: np.ndarray, masks: np.ndarray) -> Any:
+        if self._dict_keys is None:
+            return observations
+        parts = {"observation": observations, "action_mask": masks}
+        return {key: parts[key] for key in self._dict_keys}
+
+    def act(self, observation: Observation) -> int:
+        mask = np.asarray(observation["action_mask"])
+        obs = np.asarray(observation["observation"], dtype=np.float32)
+        action, _ = self.model.predict(
+            self._model_input(obs, mask),
+            action_masks=mask.astype(bool),
+            deterministic=self.deterministic,
+        )
+        return int(action)
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """Actions for a batch ``(n, obs_size)`` with masks ``(n, 80)`` in one forward pass."""
+        masks = np.asarray(masks)
+        actions, _ = self.model.predict(
+            self._model_input(np.asarray(observations, dtype=np.float32), masks),
+            action_masks=masks.astype(bool),
+            deterministic=self.deterministic,
+        )
+        return np.asarray(actions, dtype=np.int64)
+
+    def __repr__(self) -> str:
+        return f"PolicyAgent({str(self.path)!r})"

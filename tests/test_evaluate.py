@@ -1,0 +1,152 @@
+"""The evaluation harness: duplicate pairing, statistics on known data, reports, the CLI."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import agents
+from scopa_env.cards import mask_of
+from scopa_env.observation import plane
+from scopa_env.rules import Rules
+from training import cli
+from training.evaluate import (
+    PlayerSpec,
+    bradley_terry_elo,
+    duplicate_deck,
+    evaluate,
+    mean_ci,
+)
+
+
+class Recorder(agents.GreedyAgent):
+    """Greedy, noting the first hand it sees in each game (by the seat it plays)."""
+
+    log: list[int] = []
+
+    def reset(self, seed: int | None = None) -> None:
+        super().reset(seed)
+        self.first = True
+
+    def act(self, observation):
+        if self.first:
+            self.first = False
+            obs = observation["observation"]
+            hand = plane(obs, "hand") + plane(obs, "pending")
+            Recorder.log.append(mask_of(np.flatnonzero(hand).tolist()))
+        return super().act(observation)
+
+
+def test_duplicate_pairs_replay_the_deck_with_seats_swapped(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(agents.AGENTS, "recorder", Recorder)
+    Recorder.log = []
+    records, summaries, _ = evaluate(["recorder", "random"], deals=6, seed=3)
+    assert [(r.pair, r.replica) for r in records] == [(p, k) for p in range(6) for k in (0, 1)]
+    # The recorder saw the hand of seat 0 in replica 0 and of seat 1 in replica 1: both hands of
+    # the same deck, so they are disjoint, and they are exactly the deck's two first hands.
+    for pair in range(6):
+        deck, first = duplicate_deck(3, pair, Rules())
+        first_hand, dealer_hand = mask_of(deck[0:6:2]), mask_of(deck[1:6:2])
+        seat_hands = (first_hand, dealer_hand) if first == 0 else (dealer_hand, first_hand)
+        assert Recorder.log[2 * pair] == seat_hands[0]
+        assert Recorder.log[2 * pair + 1] == seat_hands[1]
+    assert summaries[0].deal_pairs == 6
+
+
+def test_identical_deterministic_players_tie_every_duplicate_pair() -> None:
+    records, summaries, _ = evaluate(["greedy", "greedy:seed=1"], deals=10, seed=0)
+    by_pair: dict[int, int] = {}
+    for r in records:
+        by_pair[r.pair] = by_pair.get(r.pair, 0) + r.points_a - r.points_b
+    assert all(total == 0 for total in by_pair.values())
+    assert summaries[0].points_per_deal == 0.0
+    assert summaries[0].deal_wins == summaries[0].deal_losses
+
+
+def test_greedy_beats_random_on_a_small_sample() -> None:
+    _, summaries, _ = evaluate(["greedy", "random"], deals=40, matches=2, seed=1)
+    s = summaries[0]
+    assert s.points_per_deal - s.points_per_deal_ci > 0.5
+    assert s.deal_wins > 2 * s.deal_losses
+    assert s.match_pairs == 2 and 0.0 <= s.match_win_rate <= 1.0
+
+
+def test_matches_are_played_to_the_target() -> None:
+    records, _, _ = evaluate(
+        ["greedy", "random"], deals=0, matches=2, rules=Rules(target=5), seed=2
+    )
+    matches = [r for r in records if r.kind == "match"]
+    assert len(matches) == 4
+    for r in matches:
+        assert max(r.points_a, r.points_b) >= 5 and r.points_a != r.points_b
+        assert r.deals >= 1
+
+
+def test_mean_ci_on_known_data() -> None:
+    mean, half = mean_ci([1.0, 2.0, 3.0, 4.0])
+    assert mean == 2.5
+    assert half == pytest.approx(1.959964 * math.sqrt(5 / 3) / 2, rel=1e-6)
+    assert math.isnan(mean_ci([1.0])[1])
+
+
+def test_bradley_terry_elo_recovers_known_ratings() -> None:
+    # Two players, A wins 75% of 400 games: the MLE gap is 400 log10(3) Elo.
+    elo, half = bradley_terry_elo(np.array([[0, 300], [100, 0]]), np.array([[0, 400], [0, 0]]),
+                                  prior_draws=0)  # fmt: skip
+    assert elo[0] - elo[1] == pytest.approx(400 * math.log10(3), abs=1e-6)
+    assert elo.mean() == pytest.approx(1500)
+    # Its 95% interval: var(theta_A - theta_B) = 1 / (n p q); each rating carries half the gap.
+    se_gap = 1 / math.sqrt(400 * 0.75 * 0.25) * 400 / math.log(10)
+    assert half[0] == pytest.approx(1.959964 * se_gap / 2, rel=1e-4)
+    # Three players with exact expected results of known ratings.
+    ratings = np.array([1700.0, 1500.0, 1300.0])
+    games = np.array([[0, 100, 100], [0, 0, 100], [0, 0, 0]], dtype=float)
+    p = 1 / (1 + 10 ** ((ratings[None, :] - ratings[:, None]) / 400))
+    scores = p * (games + games.T)
+    elo, _ = bradley_terry_elo(scores, games, prior_draws=0)
+    np.testing.assert_allclose(elo, ratings, atol=1e-6)
+
+
+def test_bradley_terry_keeps_a_perfect_record_finite() -> None:
+    elo, half = bradley_terry_elo(np.array([[0, 50], [0, 0]]), np.array([[0, 50], [0, 0]]))
+    assert np.isfinite(elo).all() and np.isfinite(half).all()
+    assert elo[0] > elo[1] + 400
+
+
+def test_player_specs_parse_options() -> None:
+    spec = PlayerSpec.parse("ismcts:iterations=40,exploration=0.5,time_limit=None")
+    assert spec.name == "ismcts"
+    assert dict(spec.options) == {"iterations": 40, "exploration": 0.5, "time_limit": None}
+    assert PlayerSpec.parse("runs/a/model.zip").name == "runs/a/model.zip"
+    with pytest.raises(ValueError, match="key=value"):
+        PlayerSpec.parse("ismcts:iterations")
+
+
+def test_round_robin_is_reproducible_across_workers() -> None:
+    players = ["random", "greedy", "heuristic"]
+    one, summaries, elo = evaluate(players, deals=4, seed=5, workers=1, chunk=2)
+    two, _, _ = evaluate(players, deals=4, seed=5, workers=2, chunk=2)
+    strip = [(r.pairing, r.pair, r.replica, r.points_a, r.points_b, r.categories_a) for r in one]
+    assert strip == [(r.pairing, r.pair, r.replica, r.points_a, r.points_b, r.categories_a)
+                     for r in two]  # fmt: skip
+    assert len(summaries) == 3 and [row["player"] for row in elo] != []
+
+
+def test_cli_writes_csv_markdown_and_plot(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "eval"
+    code = cli.main(
+        ["eval", "greedy", "random", "heuristic", "--deals", "3", "--matches", "1",
+         "--rules", "napola", "--target", "4", "--out", str(out), "--no-progress"]
+    )  # fmt: skip
+    assert code == 0
+    for name in ("games.csv", "summary.csv", "elo.csv", "report.md", "report.png"):
+        assert (out / name).stat().st_size > 0
+    text = capsys.readouterr().out
+    assert "| greedy | random | 3 |" in text
+    assert "Elo" in text
+    games = (out / "games.csv").read_text().splitlines()
+    assert len(games) == 1 + 3 * (2 * 3 + 2)
