@@ -1,0 +1,378 @@
+"""Vectorized single-agent Scopa on the batched engine: Gymnasium ``VectorEnv``, SB3 ``VecEnv``.
+
+Both are learner-centric like ``scopa_env.single_agent``: the learner acts in every game at each
+``step``, and the opponent's moves happen inside it, for the whole batch at once (one engine step
+per round of opponent moves), so every transition is the learner's own and the learner always
+receives its terminal reward::
+
+    from sb3_contrib import MaskablePPO
+    from scopa_env.vector_env import ScopaVecEnv
+
+    venv = ScopaVecEnv(1024, opponent="random")     # SB3 VecEnv; ScopaVectorEnv for Gymnasium
+    model = MaskablePPO("MlpPolicy", venv).learn(1_000_000)
+
+Observations are ``scopa_v0``'s observation vector (a ``Box`` of 373 float32) from the learner's
+seat; legal actions come from ``action_masks()`` (``(N, 80)`` bool, what sb3-contrib's
+``MaskablePPO`` reads through ``env_method("action_masks")``) and ``infos["action_mask"]``.
+
+=============  ==================================================================================
+Argument       Meaning
+=============  ==================================================================================
+``opponent``   ``"random"`` / ``None`` (uniform legal moves, sampled from the engine's bit masks),
+               an ``agents`` name (``"greedy"``...; needs ``act_batch``), an object with
+               ``act_batch(obs, masks)``, or a callable ``(obs (n, 373), masks (n, 80)) -> (n,)``,
+               e.g. a frozen policy evaluated on the whole batch (``sb3_opponent``)
+``seat``       the learner's seat: ``"alternate"`` (game ``i`` starts in seat ``i % 2`` and swaps
+               every episode), ``0`` or ``1``
+``rules``      as ``scopa_v0``; so are ``episode`` and ``reward``
+=============  ==================================================================================
+
+Episodes reset automatically in the same step (Gymnasium's ``SAME_STEP`` mode): the returned
+observation starts the next episode and the final one is ``infos["final_obs"]`` (Gymnasium) or
+``infos[i]["terminal_observation"]`` (SB3).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any, Literal
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode
+from gymnasium.vector.utils import batch_space
+
+from scopa_env.batched import NUM_ACTIONS, BatchedScopa, BatchStep, random_legal_actions
+from scopa_env.observation import OBS_HIGH, OBS_SIZE
+from scopa_env.rules import Rules, resolve_rules
+
+__all__ = ["LearnerBatch", "ScopaVecEnv", "ScopaVectorEnv", "sb3_opponent"]
+
+#: Built on first access by the module's ``__getattr__`` (it imports SB3, hence torch).
+ScopaVecEnv: type[Any]
+
+BatchOpponent = Callable[[np.ndarray, np.ndarray], np.ndarray]
+OpponentLike = BatchOpponent | str | None | Any
+
+
+def sb3_opponent(model: Any, deterministic: bool = False) -> BatchOpponent:
+    """A frozen SB3 / sb3-contrib model as a batched opponent (masked when it supports masks)."""
+    masked = "action_masks" in inspect.signature(model.predict).parameters
+
+    def act(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        if masked:
+            actions, _ = model.predict(obs, action_masks=masks != 0, deterministic=deterministic)
+        else:
+            actions, _ = model.predict(obs, deterministic=deterministic)
+        return np.asarray(actions)
+
+    return act
+
+
+def _resolve_opponent(
+    opponent: OpponentLike, rules: Rules, seed: int | None
+) -> BatchOpponent | None:
+    """The batched move function, or ``None`` for the engine's own random player."""
+    if opponent is None or opponent == "random":
+        return None
+    if isinstance(opponent, str):
+        from agents import make_agent
+
+        opponent = make_agent(opponent, rules=rules, seed=seed)
+    act_batch = getattr(opponent, "act_batch", None)
+    if callable(act_batch):
+        return act_batch
+    if callable(opponent):
+        return opponent
+    raise ValueError(
+        "opponent must be 'random', None, an agents name, an object with act_batch(obs, masks) "
+        f"or a callable(obs, masks) -> actions; got {opponent!r}"
+    )
+
+
+class LearnerBatch:
+    """The learner-centric loop over ``BatchedScopa`` shared by both vector environments.
+
+    ``step`` applies the learner's actions, then lets the opponent move in every game where it
+    is to act, repeatedly, until the learner is to act everywhere. Rewards are the learner's
+    (summed over the engine steps of one learner step); ``final_obs`` holds the learner's view
+    of each game whose episode ended.
+    """
+
+    def __init__(
+        self,
+        num_envs: int,
+        rules: Rules | str | dict[str, Any] | None = None,
+        *,
+        opponent: OpponentLike = "random",
+        seat: int | Literal["alternate"] = "alternate",
+        episode: Literal["match", "deal"] = "match",
+        reward: Literal["match", "points"] = "match",
+        seed: int | None = None,
+    ) -> None:
+        if seat != "alternate" and (isinstance(seat, bool) or seat not in (0, 1)):
+            raise ValueError(f"seat must be 0, 1 or 'alternate', got {seat!r}")
+        self.rules = resolve_rules(rules)
+        self.seat_mode = seat
+        self.engine = BatchedScopa(num_envs, self.rules, episode=episode, reward=reward, seed=seed)
+        self.num_envs = num_envs
+        self.opponent = _resolve_opponent(opponent, self.rules, seed)
+        self.rng = self._opponent_rng(seed)
+        self.seat = self._initial_seats()
+        self.final_obs = np.zeros((num_envs, OBS_SIZE), np.float32)
+        self.won = np.zeros(num_envs, np.float32)
+
+    @staticmethod
+    def _opponent_rng(seed: int | None) -> np.random.Generator:
+        """The random opponent's generator: its own stream, apart from the deals'."""
+        return np.random.default_rng(None if seed is None else [seed, 1])
+
+    def _initial_seats(self) -> np.ndarray:
+        if self.seat_mode == "alternate":
+            return (np.arange(self.num_envs) % 2).astype(np.int8)
+        return np.full(self.num_envs, self.seat_mode, np.int8)
+
+    @property
+    def obs(self) -> np.ndarray:
+        return self.engine.obs
+
+    @property
+    def mask(self) -> np.ndarray:
+        return self.engine.mask
+
+    def reset(self, seed: int | None = None) -> None:
+        if seed is not None:
+            self.rng = self._opponent_rng(seed)
+        self.engine.reset(seed=seed)
+        self.seat = self._initial_seats()
+        rewards = np.zeros(self.num_envs, np.float32)
+        done = np.zeros(self.num_envs, bool)
+        self._opponents_move(rewards, done)
+
+    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Learner actions in; ``(rewards, terminated)`` out (obs and masks: ``obs``, ``mask``)."""
+        rewards = np.zeros(self.num_envs, np.float32)
+        done = np.zeros(self.num_envs, bool)
+        games = np.arange(self.num_envs)
+        self._collect(games, self.engine.step(actions), rewards, done)
+        self._opponents_move(rewards, done)
+        return rewards, done
+
+    def _opponents_move(self, rewards: np.ndarray, done: np.ndarray) -> None:
+        engine = self.engine
+        while True:
+            games = np.flatnonzero(engine.player != self.seat)
+            if not games.shape[0]:
+                return
+            if self.opponent is None:
+                cards, offset = engine.legal_actions_bits()
+                actions = random_legal_actions(cards[games], self.rng) + offset[games]
+            else:
+                actions = np.asarray(self.opponent(engine.obs[games], engine.mask[games]))
+            self._collect(games, engine.step_games(games, actions), rewards, done)
+
+    def _collect(
+        self, games: np.ndarray, result: BatchStep, rewards: np.ndarray, done: np.ndarray
+    ) -> None:
+        seat = self.seat[games]
+        rows = np.arange(games.shape[0])
+        # A deal cannot end on an opponent's first moves of the next episode, so nothing here
+        # belongs to an episode that starts within this step.
+        rewards[games] += result.rewards[rows, seat]
+        if not result.infos or "_final_obs" not in result.infos:
+            return
+        ended = np.flatnonzero(result.terminated)
+        g = games[ended]
+        done[g] = True
+        self.final_obs[g] = result.infos["final_obs"][ended, seat[ended]]
+        winner = result.infos["winner"][ended]
+        self.won[g] = np.where(winner < 0, 0.0, np.where(winner == seat[ended], 1.0, -1.0))
+        if self.seat_mode == "alternate":
+            self.seat[g] ^= 1
+
+
+class ScopaVectorEnv(gymnasium.vector.VectorEnv):
+    """``num_envs`` games of Scopa from the learner's seat, as a Gymnasium ``VectorEnv``.
+
+    Arguments as ``LearnerBatch`` (see the module docstring). ``copy=False`` returns the engine's
+    observation buffer itself (overwritten by the next step) instead of a copy.
+    """
+
+    metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
+
+    def __init__(
+        self,
+        num_envs: int,
+        rules: Rules | str | dict[str, Any] | None = None,
+        *,
+        opponent: OpponentLike = "random",
+        seat: int | Literal["alternate"] = "alternate",
+        episode: Literal["match", "deal"] = "match",
+        reward: Literal["match", "points"] = "match",
+        seed: int | None = None,
+        copy: bool = True,
+    ) -> None:
+        self.batch = LearnerBatch(
+            num_envs, rules, opponent=opponent, seat=seat, episode=episode, reward=reward, seed=seed
+        )
+        self.num_envs = num_envs
+        self.copy = copy
+        self.single_observation_space = spaces.Box(0.0, OBS_HIGH, (OBS_SIZE,), np.float32)
+        self.single_action_space = spaces.Discrete(NUM_ACTIONS)
+        self.observation_space = batch_space(self.single_observation_space, num_envs)
+        self.action_space = batch_space(self.single_action_space, num_envs)
+        self.render_mode = None
+        self._started = False
+
+    def reset(
+        self, *, seed: int | Sequence[int] | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        if seed is not None and not isinstance(seed, int | np.integer):
+            seed = int(np.asarray(seed).reshape(-1)[0])
+        if seed is not None:
+            self._np_random, self._np_random_seed = gymnasium.utils.seeding.np_random(int(seed))
+        self.batch.reset(None if seed is None else int(seed))
+        self._started = True
+        return self._obs(), {"action_mask": self.batch.mask.copy(), "seat": self.batch.seat.copy()}
+
+    def step(
+        self, actions: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        if not self._started:
+            raise RuntimeError("call reset() before step()")
+        rewards, done = self.batch.step(np.asarray(actions))
+        infos: dict[str, Any] = {
+            "action_mask": self.batch.mask.copy(),
+            "seat": self.batch.seat.copy(),
+        }
+        if done.any():
+            final_obs = np.full(self.num_envs, None, dtype=object)
+            ended = np.flatnonzero(done)
+            final_obs[ended] = list(self.batch.final_obs[ended])
+            infos["final_obs"] = final_obs
+            infos["_final_obs"] = done
+            infos["final_info"] = {"outcome": self.batch.won.copy(), "_outcome": done.copy()}
+            infos["_final_info"] = done
+        return self._obs(), rewards, done, np.zeros(self.num_envs, bool), infos
+
+    def action_masks(self) -> np.ndarray:
+        """The learner's legal actions in every game, ``(num_envs, 80)`` bool."""
+        return self.batch.mask != 0
+
+    def _obs(self) -> np.ndarray:
+        return self.batch.obs.copy() if self.copy else self.batch.obs
+
+
+class _SB3Methods:
+    """``num_envs`` games of Scopa from the learner's seat, as a Stable-Baselines3 ``VecEnv``.
+
+    Arguments as ``LearnerBatch`` (see the module docstring). ``env_method("action_masks")`` and
+    ``has_attr("action_masks")`` serve sb3-contrib's ``MaskablePPO``. The class is built on first
+    use (``from scopa_env.vector_env import ScopaVecEnv``), so that importing this module does
+    not import SB3 and torch.
+    """
+
+    num_envs: int
+    _seeds: list[int | None]
+    _get_indices: Any
+    _reset_seeds: Any
+
+    def __init__(
+        self,
+        num_envs: int,
+        rules: Rules | str | dict[str, Any] | None = None,
+        *,
+        opponent: OpponentLike = "random",
+        seat: int | Literal["alternate"] = "alternate",
+        episode: Literal["match", "deal"] = "match",
+        reward: Literal["match", "points"] = "match",
+        seed: int | None = None,
+    ) -> None:
+        self.batch = LearnerBatch(
+            num_envs, rules, opponent=opponent, seat=seat, episode=episode, reward=reward, seed=seed
+        )
+        self.render_mode = None
+        self._seed = seed
+        self._actions: np.ndarray | None = None
+        self._return = np.zeros(num_envs, np.float64)
+        self._length = np.zeros(num_envs, np.int64)
+        observation_space = spaces.Box(0.0, OBS_HIGH, (OBS_SIZE,), np.float32)
+        super().__init__(num_envs, observation_space, spaces.Discrete(NUM_ACTIONS))  # type: ignore[call-arg]
+
+    def reset(self) -> np.ndarray:
+        seed = self._seeds[0] if self._seeds[0] is not None else self._seed
+        self.batch.reset(seed)
+        self._seed = None
+        self._reset_seeds()
+        self._return[:] = 0.0
+        self._length[:] = 0
+        return self.batch.obs.copy()
+
+    def step_async(self, actions: np.ndarray) -> None:
+        self._actions = np.asarray(actions).reshape(self.num_envs)
+
+    def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]]:
+        if self._actions is None:
+            raise RuntimeError("step_async() must come before step_wait()")
+        rewards, done = self.batch.step(self._actions)
+        self._actions = None
+        self._return += rewards
+        self._length += 1
+        infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
+        for game in np.flatnonzero(done).tolist():
+            infos[game] = {
+                "terminal_observation": self.batch.final_obs[game].copy(),
+                "TimeLimit.truncated": False,
+                "episode": {"r": float(self._return[game]), "l": int(self._length[game])},
+                "outcome": float(self.batch.won[game]),
+            }
+        self._return[done] = 0.0
+        self._length[done] = 0
+        return self.batch.obs.copy(), rewards, done, infos
+
+    def action_masks(self) -> np.ndarray:
+        """The learner's legal actions in every game, ``(num_envs, 80)`` bool."""
+        return self.batch.mask != 0
+
+    def close(self) -> None:
+        pass
+
+    def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
+        value = getattr(self, attr_name)
+        return [value] * len(list(self._get_indices(indices)))
+
+    def set_attr(self, attr_name: str, value: Any, indices: Any = None) -> None:
+        setattr(self, attr_name, value)
+
+    def env_method(
+        self, method_name: str, *method_args: Any, indices: Any = None, **method_kwargs: Any
+    ) -> list[Any]:
+        rows = list(self._get_indices(indices))
+        if method_name == "action_masks":
+            return list(self.action_masks()[rows])
+        method = getattr(self, method_name)
+        return [method(*method_args, **method_kwargs)] * len(rows)
+
+    def env_is_wrapped(self, wrapper_class: type, indices: Any = None) -> list[bool]:
+        return [False] * len(list(self._get_indices(indices)))
+
+    def get_images(self) -> list[Any]:
+        return [None] * self.num_envs
+
+
+def __getattr__(name: str) -> Any:
+    """Build ``ScopaVecEnv`` (an SB3 ``VecEnv`` subclass) when it is first asked for."""
+    if name != "ScopaVecEnv":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    try:
+        from stable_baselines3.common.vec_env import VecEnv
+    except ImportError as error:  # pragma: no cover - needs the train extra missing
+        raise ImportError(
+            "ScopaVecEnv needs stable-baselines3: pip install 'scopa-env[train]'"
+        ) from error
+    cls = type("ScopaVecEnv", (_SB3Methods, VecEnv), {"__module__": __name__})
+    cls.__doc__ = _SB3Methods.__doc__
+    globals()["ScopaVecEnv"] = cls
+    return cls

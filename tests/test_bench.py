@@ -1,0 +1,31 @@
+"""``scopa bench`` runs end to end on tiny budgets and writes its JSON and Markdown."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from training import cli
+
+
+def test_bench_writes_json_and_markdown(tmp_path: Path) -> None:
+    pytest.importorskip("pyspiel")
+    out = tmp_path / "bench"
+    argv = ["bench", "--quick", "--repeats", "1", "--seconds", "0.01", "--batch-sizes", "1,16"]
+    assert cli.main([*argv, "--no-pin", "--out", str(out)]) == 0
+    result = json.loads((out / "bench.json").read_text())
+    names = set(result["measurements"])
+    assert {"openspiel crazy_eights", "scopa_v0 (AEC)", "batched N=16"} <= names
+    assert all(
+        m[clock]["best"] > 0 for m in result["measurements"].values() for clock in ("wall", "cpu")
+    )
+    assert set(result["ratios"]) == {
+        "engine / OpenSpiel crazy_eights",
+        "scopa_v0 AEC / connect_four_v3 AEC",
+        f"batched (N={result['best_batch_size']}) / OpenSpiel crazy_eights",
+    }
+    assert result["memory"][0]["state_bytes_per_game"] <= 1024
+    table = (out / "bench.md").read_text()
+    assert "| batched N=16 |" in table and "Best batch size" in table

@@ -1,0 +1,175 @@
+"""The learner-centric vector environments: Gymnasium ``VectorEnv`` and SB3 ``VecEnv``."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from gymnasium.vector import AutoresetMode, VectorEnv
+
+from scopa_env.batched import random_legal_actions
+from scopa_env.observation import OBS_SIZE, plane
+from scopa_env.vector_env import LearnerBatch, ScopaVecEnv, ScopaVectorEnv
+
+
+def random_actions(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    keys = np.where(masks != 0, rng.random(masks.shape), -1.0)
+    return keys.argmax(axis=1)
+
+
+def test_gymnasium_vector_env_api() -> None:
+    env = ScopaVectorEnv(8, seed=0)
+    assert isinstance(env, VectorEnv)
+    assert env.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP
+    assert env.observation_space.shape == (8, OBS_SIZE)
+    assert env.single_action_space.n == 80
+    obs, info = env.reset(seed=1)
+    assert obs.shape == (8, OBS_SIZE) and obs.dtype == np.float32
+    assert env.observation_space.contains(obs)
+    np.testing.assert_array_equal(info["action_mask"] != 0, env.action_masks())
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        obs, rewards, terminated, truncated, info = env.step(
+            random_actions(info["action_mask"], rng)
+        )
+        assert rewards.shape == terminated.shape == truncated.shape == (8,)
+        assert rewards.dtype == np.float32 and terminated.dtype == bool
+
+
+def test_learner_always_acts_and_only_sees_its_seat() -> None:
+    batch = LearnerBatch(16, seed=2, seat="alternate")
+    batch.reset(seed=2)
+    rng = np.random.default_rng(1)
+    for _ in range(300):
+        assert (batch.engine.player == batch.seat).all()
+        # The hand plane is the learner's: the engine's mask in the play phase is that hand.
+        playing = batch.engine.state.pending == 40
+        hands = plane(batch.obs, "hand")[playing]
+        np.testing.assert_array_equal(hands != 0, batch.mask[playing, :40] != 0)
+        cards, offset = batch.engine.legal_actions_bits()
+        batch.step(random_legal_actions(cards, rng) + offset)
+
+
+def test_episodes_end_with_final_obs_and_the_learners_reward() -> None:
+    env = ScopaVectorEnv(16, rules={"target": 3}, seed=3)
+    _, info = env.reset(seed=3)
+    rng = np.random.default_rng(2)
+    seats_before = info["seat"]
+    ended = 0
+    for _ in range(300):
+        obs, rewards, terminated, _, info = env.step(random_actions(info["action_mask"], rng))
+        assert not rewards[~terminated].any()
+        if terminated.any():
+            ended += int(terminated.sum())
+            assert (info["_final_obs"] == terminated).all()
+            for g in np.flatnonzero(terminated):
+                final = info["final_obs"][g]
+                assert final.shape == (OBS_SIZE,) and final[362] == 0  # stock empty
+                assert obs[g, 362] == 1  # a fresh deal
+            outcome = info["final_info"]["outcome"][terminated]
+            np.testing.assert_array_equal(rewards[terminated], outcome)
+            assert (info["seat"][terminated] != seats_before[terminated]).all()
+        seats_before = info["seat"]
+    assert ended >= 10
+
+
+def test_points_rewards_sum_to_the_learners_margin() -> None:
+    batch = LearnerBatch(8, episode="deal", reward="points", seat=1, seed=4)
+    batch.reset(seed=4)
+    rng = np.random.default_rng(3)
+    total = np.zeros(8)
+    for _ in range(200):
+        cards, offset = batch.engine.legal_actions_bits()
+        rewards, done = batch.step(random_legal_actions(cards, rng) + offset)
+        total += rewards
+        assert (batch.seat == 1).all()
+        # won is +1/-1/0 by the deal's points, so it agrees in sign with the margin.
+        assert (np.sign(total[done]) == batch.won[done]).all()
+        total[done] = 0
+
+
+@pytest.mark.parametrize("opponent", ["random", "greedy", "callable"])
+def test_opponents(opponent: str) -> None:
+    calls = []
+
+    def first_legal(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        calls.append(obs.shape[0])
+        return masks.argmax(axis=1)
+
+    chosen = first_legal if opponent == "callable" else opponent
+    env = ScopaVectorEnv(6, opponent=chosen, seed=5)
+    _, info = env.reset(seed=5)
+    rng = np.random.default_rng(4)
+    for _ in range(60):
+        _, _, _, _, info = env.step(random_actions(info["action_mask"], rng))
+    if opponent == "callable":
+        assert calls and max(calls) <= 6
+
+
+def test_seeded_runs_repeat() -> None:
+    runs = []
+    for _ in range(2):
+        env = ScopaVectorEnv(4, seed=6)
+        obs, info = env.reset(seed=7)
+        rng = np.random.default_rng(0)
+        trace = [obs]
+        for _ in range(40):
+            obs, *_, info = env.step(random_actions(info["action_mask"], rng))
+            trace.append(obs)
+        runs.append(np.stack(trace))
+    np.testing.assert_array_equal(runs[0], runs[1])
+
+
+def test_invalid_arguments() -> None:
+    with pytest.raises(ValueError):
+        ScopaVectorEnv(4, seat=2)
+    with pytest.raises(ValueError):
+        ScopaVectorEnv(4, opponent=42)
+
+
+# Stable-Baselines3 -------------------------------------------------------------------------
+
+
+def test_sb3_vec_env_checks() -> None:
+    pytest.importorskip("stable_baselines3")
+    from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_supported
+    from stable_baselines3.common.vec_env import VecCheckNan, VecEnv, VecMonitor
+
+    venv = ScopaVecEnv(6, seed=8)
+    assert isinstance(venv, VecEnv)
+    assert venv.has_attr("action_masks") and is_masking_supported(venv)
+    obs = venv.reset()
+    assert obs.shape == (6, OBS_SIZE)
+    masks = get_action_masks(venv)
+    assert masks.shape == (6, 80) and masks.dtype == bool
+    assert len(venv.env_method("action_masks", indices=[0, 2])) == 2
+    wrapped = VecMonitor(VecCheckNan(venv, raise_exception=True))
+    assert is_masking_supported(wrapped)
+    rng = np.random.default_rng(5)
+    episodes = 0
+    for _ in range(400):
+        actions = random_actions(get_action_masks(wrapped), rng)
+        obs, rewards, dones, infos = wrapped.step(actions)
+        assert obs.shape == (6, OBS_SIZE) and len(infos) == 6
+        for done, info in zip(dones, infos, strict=True):
+            if done:
+                episodes += 1
+                assert info["terminal_observation"].shape == (OBS_SIZE,)
+                assert "episode" in info
+    assert episodes >= 2
+
+
+def test_maskable_ppo_learns_a_few_steps_and_plays_as_opponent() -> None:
+    torch = pytest.importorskip("torch")
+    from sb3_contrib import MaskablePPO
+
+    from scopa_env.vector_env import sb3_opponent
+
+    torch.set_num_threads(1)
+    venv = ScopaVecEnv(4, episode="deal", reward="points", seed=9)
+    model = MaskablePPO("MlpPolicy", venv, n_steps=16, batch_size=32, n_epochs=1, seed=0)
+    model.learn(64)
+    frozen = ScopaVectorEnv(4, opponent=sb3_opponent(model), seed=10)
+    _, info = frozen.reset(seed=10)
+    rng = np.random.default_rng(6)
+    for _ in range(30):
+        _, _, _, _, info = frozen.step(random_actions(info["action_mask"], rng))

@@ -1,0 +1,424 @@
+"""``scopa bench``: decisions per second of every Scopa engine beside reference engines, one run.
+
+Three comparisons, each measured in the same process, interleaved repeat by repeat so that the
+machine's load affects peers alike, and reported as best and median of the repeats:
+
+==========  =======================================================  =========================
+Benchmark   What is timed                                            Target
+==========  =======================================================  =========================
+engine      random playouts of whole deals with ``Deal``:            >= 1/2 OpenSpiel
+            ``legal_moves()`` + ``play()`` (and the fast path)
+aec         a random masked-action AEC loop (``last``, mask,         >= 3x ``connect_four_v3``
+            ``step``) over ``scopa_v0.env()``
+batched     ``BatchedScopa.step`` with observations and masks,       >= 1M/s on one core and
+            uniform random legal actions, batch size 1..16384        >= 10x OpenSpiel
+==========  =======================================================  =========================
+
+Peers: OpenSpiel's C++ ``crazy_eights`` through pyspiel (random legal play, the observation
+tensor built every step) and PettingZoo's ``connect_four_v3`` (the same AEC loop). A decision
+is one action chosen by a player (chance nodes and PettingZoo's ``None`` steps are not
+counted). The process is pinned to one CPU core (the least busy); rates are reported per
+wall-clock second and per second of CPU time the process got, since other processes may share
+the core. Peak memory of the batched engine is measured
+with ``tracemalloc`` (numpy allocations included) in a separate, untimed run.
+
+    scopa bench                 # full run: 5 repeats of 2 s each
+    scopa bench --quick         # a short run: 2 repeats of 0.3 s, fewer batch sizes
+
+Results go to ``--out`` (default ``runs/bench/``) as ``bench.json`` and ``bench.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import statistics
+import time
+import tracemalloc
+from collections.abc import Callable
+from datetime import UTC, datetime
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+BATCH_SIZES = (1, 4, 16, 64, 256, 1024, 2048, 4096, 8192, 16384)
+QUICK_BATCH_SIZES = (1, 64, 1024, 4096, 16384)
+#: A benchmark: given a time budget in seconds, run and return ``(decisions, seconds)``.
+Runner = Callable[[float], tuple[int, float]]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--quick", action="store_true", help="a short run (about 30 s)")
+    parser.add_argument("--out", type=Path, default=Path("runs/bench"), help="output folder")
+    parser.add_argument("--repeats", type=int, default=None, help="repeats (default 5; quick 2)")
+    parser.add_argument(
+        "--seconds", type=float, default=None, help="seconds per measurement (default 2; quick 0.3)"
+    )
+    parser.add_argument(
+        "--batch-sizes", type=lambda s: tuple(int(x) for x in s.split(",")), default=None,
+        help=f"comma-separated batch sizes (default {','.join(map(str, BATCH_SIZES))})",
+    )  # fmt: skip
+    parser.add_argument("--rules", default="scopa", help="rules preset for our engines")
+    parser.add_argument("--no-pin", action="store_true", help="do not pin to one CPU core")
+    parser.add_argument("--seed", type=int, default=0)
+
+
+# Benchmarks -----------------------------------------------------------------------------------
+
+
+def engine_playouts(rules: str, seed: int, fast: bool = False) -> Runner:
+    """Random legal playouts of whole deals with the rules engine."""
+    from scopa_env.engine import Deal
+
+    rng = np.random.default_rng(seed)
+    pick = random.Random(seed)
+
+    def run(budget: float) -> tuple[int, float]:
+        decisions = 0
+        start = time.perf_counter()
+        while True:
+            deal = Deal.new(rng, first_player=decisions & 1, rules=rules)
+            if fast:
+                while not deal.is_over:
+                    card, capture = pick.choice(deal.legal_mask_moves())
+                    deal.play_unchecked(card, capture)
+                    decisions += 1
+            else:
+                while not deal.is_over:
+                    deal.play(pick.choice(deal.legal_moves()))
+                    decisions += 1
+            elapsed = time.perf_counter() - start
+            if elapsed >= budget:
+                return decisions, elapsed
+
+    return run
+
+
+def openspiel_playouts(seed: int, game_name: str = "crazy_eights") -> Runner:
+    """OpenSpiel's C++ game through pyspiel: random legal play, observation tensor each step."""
+    import pyspiel
+
+    game = pyspiel.load_game(game_name)
+    pick = random.Random(seed)
+
+    def run(budget: float) -> tuple[int, float]:
+        decisions = 0
+        start = time.perf_counter()
+        while True:
+            state = game.new_initial_state()
+            while not state.is_terminal():
+                if state.is_chance_node():
+                    outcomes = state.chance_outcomes()
+                    state.apply_action(pick.choice(outcomes)[0])
+                else:
+                    state.observation_tensor()
+                    state.apply_action(pick.choice(state.legal_actions()))
+                    decisions += 1
+            elapsed = time.perf_counter() - start
+            if elapsed >= budget:
+                return decisions, elapsed
+
+    return run
+
+
+def aec_loop(make_env: Callable[[], Any], seed: int) -> Runner:
+    """PettingZoo's AEC loop with uniform random masked actions; counts agent decisions."""
+    env = make_env()
+    env.reset(seed=seed)
+    pick = random.Random(seed)
+
+    def run(budget: float) -> tuple[int, float]:
+        decisions = 0
+        start = time.perf_counter()
+        while True:
+            env.reset()
+            for _agent in env.agent_iter():
+                observation, _reward, terminated, truncated, _info = env.last()
+                if terminated or truncated:
+                    action = None
+                else:
+                    action = pick.choice(np.flatnonzero(observation["action_mask"]).tolist())
+                    decisions += 1
+                env.step(action)
+            elapsed = time.perf_counter() - start
+            if elapsed >= budget:
+                return decisions, elapsed
+
+    return run
+
+
+def batched_steps(num_games: int, rules: str, seed: int) -> Runner:
+    """``BatchedScopa.step`` on random legal actions: observations and masks built each step."""
+    from scopa_env.batched import BatchedScopa
+
+    env = BatchedScopa(num_games, rules, seed=seed)
+    env.reset()
+    rng = np.random.default_rng(seed + 1)
+    for _ in range(3):  # warm up: buffers, tables, caches
+        env.step(env.sample_actions(rng))
+
+    def run(budget: float) -> tuple[int, float]:
+        steps = 0
+        start = time.perf_counter()
+        while True:
+            for _ in range(max(1, 256 // num_games)):
+                env.step(env.sample_actions(rng))
+                steps += 1
+            elapsed = time.perf_counter() - start
+            if elapsed >= budget:
+                return steps * num_games, elapsed
+
+    return run
+
+
+def vector_env_steps(num_envs: int, rules: str, seed: int) -> Runner:
+    """The learner-centric Gymnasium ``ScopaVectorEnv`` against its random opponent."""
+    from scopa_env.batched import random_legal_actions
+    from scopa_env.vector_env import ScopaVectorEnv
+
+    env = ScopaVectorEnv(num_envs, rules, seed=seed)
+    env.reset(seed=seed)
+    batch = env.batch
+
+    def run(budget: float) -> tuple[int, float]:
+        steps = 0
+        start = time.perf_counter()
+        while True:
+            for _ in range(8):
+                cards, offset = batch.engine.legal_actions_bits()
+                env.step(random_legal_actions(cards, batch.rng) + offset)
+                steps += 1
+            elapsed = time.perf_counter() - start
+            if elapsed >= budget:
+                return steps * num_envs, elapsed
+
+    return run
+
+
+def batched_memory(num_games: int, rules: str, seed: int, steps: int = 20) -> dict[str, int]:
+    """Peak traced memory of building and stepping a batch, and its state and buffer sizes."""
+    from scopa_env.batched import BatchedScopa
+
+    tracemalloc.start()
+    try:
+        env = BatchedScopa(num_games, rules, seed=seed)
+        env.reset()
+        rng = np.random.default_rng(seed)
+        for _ in range(steps):
+            env.step(env.sample_actions(rng))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    buffers = env.obs.nbytes + env.mask.nbytes
+    return {
+        "num_games": num_games,
+        "peak_bytes": peak,
+        "peak_bytes_per_game": peak // num_games,
+        "state_bytes_per_game": env.state_bytes_per_game,
+        "obs_mask_bytes_per_game": buffers // num_games,
+    }
+
+
+# Running and reporting ------------------------------------------------------------------------
+
+
+def _stats(rates: list[float]) -> dict[str, Any]:
+    return {"best": max(rates), "median": statistics.median(rates), "all": rates}
+
+
+def _measure(cases: dict[str, Runner], repeats: int, seconds: float) -> dict[str, dict[str, Any]]:
+    """Run every case ``repeats`` times, interleaved; decisions per wall and per CPU second."""
+    wall: dict[str, list[float]] = {name: [] for name in cases}
+    cpu: dict[str, list[float]] = {name: [] for name in cases}
+    for _ in range(repeats):
+        for name, runner in cases.items():
+            start = time.thread_time()
+            decisions, elapsed = runner(seconds)
+            wall[name].append(decisions / elapsed)
+            cpu[name].append(decisions / max(time.thread_time() - start, 1e-9))
+    return {name: {"wall": _stats(wall[name]), "cpu": _stats(cpu[name])} for name in cases}
+
+
+def _cpu_idle() -> dict[int, int]:
+    """Idle jiffies of each CPU from ``/proc/stat``."""
+    idle = {}
+    with open("/proc/stat") as stat:
+        for line in stat:
+            name, *fields = line.split()
+            if name.startswith("cpu") and name != "cpu":
+                idle[int(name[3:])] = int(fields[3]) + int(fields[4])
+    return idle
+
+
+def _pin_one_core() -> int | None:
+    """Pin this process to one CPU, the least busy over a short look; None where unsupported."""
+    if not hasattr(os, "sched_setaffinity"):
+        return None
+    cpus = sorted(os.sched_getaffinity(0))
+    cpu = cpus[-1]
+    try:
+        before = _cpu_idle()
+        time.sleep(0.5)
+        after = _cpu_idle()
+        cpu = max(cpus, key=lambda c: after.get(c, 0) - before.get(c, 0))
+    except OSError:
+        pass
+    os.sched_setaffinity(0, {cpu})
+    return cpu
+
+
+def _versions() -> dict[str, str]:
+    found = {}
+    for name in ("scopa-env", "numpy", "pettingzoo", "open-spiel", "gymnasium"):
+        try:
+            found[name] = version(name)
+        except PackageNotFoundError:
+            found[name] = "not installed"
+    return found
+
+
+def _fmt(rate: float) -> str:
+    return f"{rate:,.0f}"
+
+
+def _markdown(result: dict[str, Any]) -> str:
+    m = result["measurements"]
+    best_n = result["best_batch_size"]
+    lines = [
+        "# scopa bench",
+        "",
+        f"{result['started']}; {result['machine']}; pinned to CPU {result['pinned_cpu']}; "
+        f"{result['repeats']} repeats x {result['seconds']} s; rules `{result['rules']}`; "
+        f"1-min load average {result['load_average_1min'][0]} before, "
+        f"{result['load_average_1min'][1]} after (other processes share the machine).",
+        "",
+        "Decisions per second, best and median of the repeats, per wall-clock second and per "
+        "second of CPU time this process got on its core (what one core does when it is not "
+        "shared).",
+        "",
+        "| Benchmark | wall best | wall median | CPU best | CPU median |",
+        "| --- | ---: | ---: | ---: | ---: |",
+    ]
+    for name, stats in m.items():
+        wall, cpu = stats["wall"], stats["cpu"]
+        lines.append(
+            f"| {name} | {_fmt(wall['best'])} | {_fmt(wall['median'])} | {_fmt(cpu['best'])} | "
+            f"{_fmt(cpu['median'])} |"
+        )
+    lines += [
+        "",
+        "| Ratio | target | wall best | wall median | CPU best | CPU median |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for name, r in result["ratios"].items():
+        lines.append(
+            f"| {name} | {r['target']:g} | {r['wall']['best']:.2f} | {r['wall']['median']:.2f} | "
+            f"{r['cpu']['best']:.2f} | {r['cpu']['median']:.2f} |"
+        )
+    best = m[f"batched N={best_n}"]
+    lines += [
+        "",
+        f"Best batch size: {best_n}: {_fmt(best['wall']['best'])} decisions per wall second, "
+        f"{_fmt(best['cpu']['best'])} per CPU second (target 1,000,000).",
+        "",
+        "| Batch size | peak traced MB | peak bytes/game | state bytes/game | obs+mask bytes/game"
+        " |",
+        "| ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for mem in result["memory"]:
+        lines.append(
+            f"| {mem['num_games']} | {mem['peak_bytes'] / 2**20:.1f} | "
+            f"{mem['peak_bytes_per_game']:,} | {mem['state_bytes_per_game']} | "
+            f"{mem['obs_mask_bytes_per_game']} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def run(args: argparse.Namespace) -> int:
+    import pettingzoo
+
+    from scopa_env import scopa_v0
+
+    repeats = args.repeats or (2 if args.quick else 5)
+    seconds = args.seconds or (0.3 if args.quick else 2.0)
+    sizes = args.batch_sizes or (QUICK_BATCH_SIZES if args.quick else BATCH_SIZES)
+    cpu = None if args.no_pin else _pin_one_core()
+    seed = args.seed
+    started = datetime.now(UTC).isoformat(timespec="seconds")
+
+    cases: dict[str, Runner] = {
+        "openspiel crazy_eights": openspiel_playouts(seed),
+        "engine legal_moves+play": engine_playouts(args.rules, seed),
+        "engine legal_mask_moves+play_unchecked": engine_playouts(args.rules, seed, fast=True),
+        "pettingzoo connect_four_v3 (AEC)": aec_loop(
+            lambda: pettingzoo.make("aec", "classic/connect_four-v3"), seed
+        ),
+        "scopa_v0 (AEC)": aec_loop(lambda: scopa_v0.env(rules=args.rules), seed),
+    }
+    for n in sizes:
+        cases[f"batched N={n}"] = batched_steps(n, args.rules, seed)
+    vector_n = max(s for s in sizes if s <= 4096)
+    cases[f"ScopaVectorEnv N={vector_n} (learner+opponent)"] = vector_env_steps(
+        vector_n, args.rules, seed
+    )
+    print(f"scopa bench: {len(cases)} cases x {repeats} repeats x {seconds} s, CPU {cpu}")
+    load_before = os.getloadavg()
+    measurements = _measure(cases, repeats, seconds)
+    load_after = os.getloadavg()
+
+    best_n = max(sizes, key=lambda n: measurements[f"batched N={n}"]["wall"]["best"])
+    openspiel = measurements["openspiel crazy_eights"]
+    batched = measurements[f"batched N={best_n}"]
+
+    def ratio(ours: dict[str, Any], peer: dict[str, Any], target: float) -> dict[str, Any]:
+        return {
+            "target": target,
+            **{
+                clock: {
+                    "best": ours[clock]["best"] / peer[clock]["best"],
+                    "median": ours[clock]["median"] / peer[clock]["median"],
+                }
+                for clock in ("wall", "cpu")
+            },
+        }
+
+    ratios = {
+        "engine / OpenSpiel crazy_eights": ratio(
+            measurements["engine legal_moves+play"], openspiel, 0.5
+        ),
+        "scopa_v0 AEC / connect_four_v3 AEC": ratio(
+            measurements["scopa_v0 (AEC)"], measurements["pettingzoo connect_four_v3 (AEC)"], 3.0
+        ),
+        f"batched (N={best_n}) / OpenSpiel crazy_eights": ratio(batched, openspiel, 10.0),
+    }
+    memory = [batched_memory(n, args.rules, seed) for n in sorted({min(sizes), best_n, max(sizes)})]
+    result = {
+        "started": started,
+        "machine": f"{platform.machine()} {os.cpu_count()} CPUs",
+        "python": platform.python_version(),
+        "versions": _versions(),
+        "pinned_cpu": cpu,
+        "load_average_1min": [round(load_before[0], 2), round(load_after[0], 2)],
+        "repeats": repeats,
+        "seconds": seconds,
+        "rules": args.rules,
+        "measurements": measurements,
+        "ratios": ratios,
+        "best_batch_size": best_n,
+        "batched_target_met": {
+            clock: batched[clock]["best"] >= 1_000_000 for clock in ("wall", "cpu")
+        },
+        "memory": memory,
+    }
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "bench.json").write_text(json.dumps(result, indent=2) + "\n")
+    text = _markdown(result)
+    (args.out / "bench.md").write_text(text)
+    print(text)
+    print(f"wrote {args.out / 'bench.json'} and {args.out / 'bench.md'}")
+    return 0
