@@ -1,0 +1,255 @@
+"""Training pipeline: config validation, the self-play pool, and a tiny run end to end."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from training.config import ConfigError, load_config, parse_overrides, validate
+from training.selfplay import OpponentPool, Snapshot
+
+CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+
+
+# Config validation ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["quick.yaml", "full.yaml"])
+def test_shipped_configs_validate(name: str) -> None:
+    config = load_config(CONFIGS / name)
+    assert config.name == name.removesuffix(".yaml")
+
+
+@pytest.mark.parametrize(
+    ("data", "key", "reason"),
+    [
+        ({"n_env": 8}, "n_env", "unknown key"),
+        ({"ppo": {"lr": 0.1}}, "ppo.lr", "unknown key"),
+        ({"n_envs": "many"}, "n_envs", "integer"),
+        ({"n_envs": "64"}, "n_envs", "integer"),
+        ({"total_timesteps": 1.5}, "total_timesteps", "integer"),
+        ({"ppo": {"gamma": 1.5}}, "ppo.gamma", "less than or equal to 1"),
+        ({"ppo": {"learning_rate": -1.0}}, "ppo.learning_rate", "greater than 0"),
+        ({"ppo": {"net_arch": [64, 0]}}, "ppo.net_arch", "at least 1"),
+        ({"ppo": {"activation": "gelu"}}, "ppo.activation", "'relu' or 'tanh'"),
+        ({"reward": "win"}, "reward", "'points' or 'match'"),
+        ({"rules": "scopone"}, "rules", "unknown rules preset"),
+        ({"rules": {"target": 0}}, "rules", "target"),
+        ({"selfplay": {"opponents": {"random": 0.7}}}, "selfplay.opponents", "sum to 1"),
+        ({"selfplay": {"opponents": {"human": 1.0}}}, "selfplay.opponents", "unknown opponent"),
+        ({"selfplay": {"opponents": {"snapshot": 1.0}}}, "selfplay.opponents", "random or greedy"),
+        ({"eval": {"opponents": ["greedy"], "best_against": "random"}}, "eval", "best_against"),
+        ({"n_envs": 10, "selfplay": {"groups": 4}}, "config", "multiple of selfplay.groups"),
+        ({"n_envs": 8, "ppo": {"n_steps": 8, "batch_size": 128}}, "config", "ppo.batch_size"),
+    ],
+)
+def test_invalid_config_names_the_key(data: dict, key: str, reason: str) -> None:
+    with pytest.raises(ConfigError) as error:
+        validate(data, "test.yaml")
+    message = str(error.value)
+    assert f"  {key}: " in message, message
+    assert reason in message, message
+
+
+def test_overrides_are_typed_and_nested(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text("name: base\nppo:\n  n_epochs: 3\n")
+    config = load_config(path, ["ppo.learning_rate=1e-4", "seed=7", "rules={napola: true}"])
+    assert config.ppo.n_epochs == 3
+    assert config.ppo.learning_rate == pytest.approx(1e-4)
+    assert config.seed == 7
+    assert config.resolved_rules().napola
+    with pytest.raises(ConfigError, match="key=value"):
+        parse_overrides(["seed"])
+    with pytest.raises(ConfigError, match="ppo.n_epochs"):
+        load_config(path, ["ppo.n_epochs=two"])
+
+
+def test_bad_files_are_clear_errors(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_config(tmp_path / "missing.yaml")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("- a list\n")
+    with pytest.raises(ConfigError, match="mapping"):
+        load_config(bad)
+
+
+# Self-play pool ------------------------------------------------------------------------------
+
+
+def _weights(value: float) -> dict[str, torch.Tensor]:
+    return {"w": torch.full((2,), value)}
+
+
+def test_pool_samples_as_configured() -> None:
+    probs = {"random": 0.1, "greedy": 0.3, "snapshot": 0.4, "latest": 0.2}
+    pool = OpponentPool(probs, max_snapshots=3, seed=0)
+    for update in (10, 20, 30, 40):
+        pool.add_snapshot(update, _weights(update))
+    assert [s.update for s in pool.snapshots] == [20, 30, 40]  # oldest dropped
+
+    draws = pool.sample(40_000)
+    names = [d if isinstance(d, str) else d.name for d in draws]
+    counts = {name: names.count(name) / len(names) for name in set(names)}
+    # latest (0.2) plus a third of snapshot (0.4) land on the newest snapshot.
+    expected = {
+        "random": 0.1,
+        "greedy": 0.3,
+        "snapshot@20": 0.4 / 3,
+        "snapshot@30": 0.4 / 3,
+        "snapshot@40": 0.4 / 3 + 0.2,
+    }
+    assert set(counts) == set(expected)
+    for name, p in expected.items():
+        assert counts[name] == pytest.approx(p, abs=0.01), name
+
+
+def test_pool_before_any_snapshot_uses_baselines_only() -> None:
+    pool = OpponentPool({"random": 0.25, "greedy": 0.25, "snapshot": 0.5}, 4, seed=1)
+    assert pool.effective_probs() == {"random": 0.5, "greedy": 0.5}
+    assert set(pool.sample(1000)) == {"random", "greedy"}
+
+
+def test_pool_snapshots_are_frozen_copies_and_state_round_trips() -> None:
+    live = _weights(1.0)
+    pool = OpponentPool({"greedy": 0.5, "latest": 0.5}, 2, seed=3)
+    pool.add_snapshot(5, live)
+    live["w"] += 1.0
+    assert torch.equal(pool.snapshots[0].state_dict["w"], torch.ones(2))
+
+    state = pool.state_dict()
+    expected = pool.sample(50)
+    restored = OpponentPool({"greedy": 0.5, "latest": 0.5}, 2, seed=99)
+    restored.load_state_dict(state)
+    got = restored.sample(50)
+    as_names = [[d if isinstance(d, str) else d.name for d in ds] for ds in (expected, got)]
+    assert as_names[0] == as_names[1]
+    assert isinstance(got[-1] if not isinstance(got[-1], str) else Snapshot(5, {}), Snapshot)
+    assert np.isfinite(restored.effective_probs()["latest"])
+
+
+# A tiny run end to end -----------------------------------------------------------------------
+
+TINY = {
+    "name": "tiny",
+    "seed": 3,
+    "n_envs": 8,
+    "total_timesteps": 256,
+    "torch_threads": 1,
+    "checkpoint_every": 1,
+    "ppo": {"n_steps": 16, "batch_size": 64, "n_epochs": 1, "card_width": 8, "global_width": 16},
+    "warm_start": {"teacher": "greedy", "samples": 256, "epochs": 1},
+    "selfplay": {
+        "groups": 2,
+        "snapshot_every": 1,
+        "opponents": {"random": 0.3, "greedy": 0.3, "latest": 0.4},
+    },
+    "eval": {
+        "every": 1,
+        "deals": 2,
+        "final_deals": 2,
+        "opponents": ["random", "greedy"],
+        "best_against": "greedy",
+    },
+}
+
+
+def _tiny(**changes: object) -> dict:
+    return {**TINY, **changes}
+
+
+def _final_weights(run_dir: Path) -> dict[str, torch.Tensor]:
+    from sb3_contrib import MaskablePPO
+
+    return MaskablePPO.load(run_dir / "final.zip", device="cpu").policy.state_dict()
+
+
+def test_tiny_run_checkpoints_resumes_and_loads_into_policy_agent(tmp_path: Path) -> None:
+    from training.train import latest_checkpoint, train
+
+    run_dir = tmp_path / "run"
+    result = train(validate(_tiny()), run_dir, progress=False)
+    assert result.timesteps == 256  # 2 updates of 8 envs x 16 steps
+    for name in ("config.yaml", "meta.json", "final.zip", "best.zip", "report.md"):
+        assert (run_dir / name).is_file(), name
+    assert (run_dir / "learning_curve.png").stat().st_size > 0
+    assert list((run_dir / "tb").rglob("events.out.tfevents*"))
+    checkpoint = latest_checkpoint(run_dir)
+    assert checkpoint is not None and checkpoint.name == "update_000002"
+    assert "versions" in (run_dir / "meta.json").read_text()
+    report = (run_dir / "report.md").read_text()
+    assert "steps/s" in report and "| greedy |" in report
+
+    # --resume continues from the last checkpoint up to a longer total.
+    longer = validate(_tiny(total_timesteps=384))
+    resumed = train(longer, run_dir, resume=True, progress=False)
+    assert resumed.timesteps == 384
+    assert latest_checkpoint(run_dir).name == "update_000003"  # type: ignore[union-attr]
+
+    # The checkpoint plays through PolicyAgent, masked, in the AEC environment.
+    from agents import PolicyAgent
+    from scopa_env import scopa_v0
+
+    agent = PolicyAgent(run_dir / "final.zip")
+    env = scopa_v0.env(episode="deal")
+    env.reset(seed=0)
+    for _ in env.agent_iter():
+        observation, _, terminated, truncated, _ = env.last()
+        action = None if terminated or truncated else agent.act(observation)
+        env.step(action)
+    assert not env.agents
+
+
+def test_same_seed_and_config_reproduce_the_run(tmp_path: Path) -> None:
+    from training.train import train
+
+    quiet = {"every": 0, "final_deals": 0}
+    config = validate(_tiny(eval=quiet, ppo={**TINY["ppo"], "policy": "mlp", "net_arch": [16]}))
+    train(config, tmp_path / "a", progress=False)
+    train(config, tmp_path / "b", progress=False)
+    other = validate(_tiny(seed=4, eval=quiet, ppo=config.ppo.model_dump()))
+    train(other, tmp_path / "c", progress=False)
+    a, b, c = (_final_weights(tmp_path / name) for name in "abc")
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    assert not all(torch.equal(a[k], c[k]) for k in a)
+
+
+def test_cli_rejects_a_bad_config_before_training(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from training import cli
+
+    path = tmp_path / "bad.yaml"
+    path.write_text("name: bad\nppo:\n  n_epoch: 3\n")
+    assert cli.main(["train", "--config", str(path), "--run-dir", str(tmp_path / "r")]) == 2
+    assert "ppo.n_epoch: unknown key" in capsys.readouterr().err
+    assert not (tmp_path / "r").exists()
+
+
+def test_pool_env_alternates_seats_and_credits_the_learner() -> None:
+    from agents.greedy import GreedyAgent
+    from agents.random_agent import RandomAgent
+    from training.selfplay import PoolVecEnv
+
+    pool = OpponentPool({"random": 1.0}, 1, seed=0)
+    baselines = {"random": RandomAgent(seed=1), "greedy": GreedyAgent()}
+    env = PoolVecEnv(16, 2, pool, baselines, seed=0, shaping=1.0)
+    env.draw_opponents()
+    learner = GreedyAgent()
+    obs = env.reset()
+    seats_seen, returns = set(), []
+    for _ in range(120):
+        masks = env.action_masks()
+        assert masks.any(axis=1).all()  # the learner is to move in every game
+        seats_seen.update(env.seat.tolist())
+        obs, rewards, dones, infos = env.step(learner.act_batch(obs, masks))
+        for i in np.flatnonzero(dones):
+            assert infos[i]["terminal_observation"].shape == obs.shape[1:]
+            returns.append(infos[i]["episode"]["r"])
+    assert seats_seen == {0, 1}
+    assert len(returns) > 60
+    assert np.mean(returns) > 0.5  # greedy beats random by about 1.7 points a deal
+    assert set(env.take_results()) == {"random"}

@@ -1,0 +1,307 @@
+"""The typed training configuration, validated before anything runs.
+
+A config is a YAML file (see ``configs/``) plus ``key=value`` overrides from the command line
+(dotted keys reach nested sections: ``ppo.learning_rate=1e-4``). Everything is checked by
+pydantic first, so an unknown key, a wrong type or an impossible value stops the run at once
+with a message that names the key, instead of failing an hour into training.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from scopa_env.rules import Rules, resolve_rules
+
+#: Opponents the self-play pool can draw: batched baselines and frozen copies of the learner.
+POOL_MEMBERS = ("random", "greedy", "snapshot", "latest")
+#: Baselines the periodic evaluation can play against (any ``agents.make_agent`` name works).
+EVAL_OPPONENTS = ("random", "greedy", "heuristic", "ismcts")
+
+
+class _Loader(yaml.SafeLoader):
+    """Safe YAML that also reads ``1e-4`` as a float (PyYAML's YAML 1.1 wants ``1.0e-4``)."""
+
+
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"),
+    list("-+0123456789"),
+)
+
+
+def _yaml(text: str) -> Any:
+    return yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
+
+
+class ConfigError(ValueError):
+    """A config that cannot run; the message names the offending key."""
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
+
+
+class PPOConfig(_Section):
+    """MaskablePPO's hyperparameters (sb3-contrib names) and the network."""
+
+    #: ``card``: ``training.card_policy.CardPolicy``, weights shared across the 40 cards (much
+    #: more sample-efficient); ``mlp``: SB3's MLP with ``net_arch`` hidden layers.
+    policy: Literal["card", "mlp"] = "card"
+    #: ``card`` policy widths: per-card features and the global summary.
+    card_width: int = Field(64, ge=1)
+    global_width: int = Field(128, ge=1)
+
+    learning_rate: float = Field(3e-4, gt=0, le=1)
+    #: ``linear`` decays the learning rate to ``lr_final_fraction`` of it over the run.
+    lr_schedule: Literal["constant", "linear"] = "constant"
+    lr_final_fraction: float = Field(0.1, ge=0, le=1)
+    n_steps: int = Field(128, ge=1)
+    batch_size: int = Field(1024, ge=2)
+    n_epochs: int = Field(4, ge=1)
+    gamma: float = Field(1.0, ge=0, le=1)
+    gae_lambda: float = Field(0.95, ge=0, le=1)
+    clip_range: float = Field(0.2, gt=0, le=1)
+    ent_coef: float = Field(0.005, ge=0)
+    vf_coef: float = Field(0.5, ge=0)
+    max_grad_norm: float = Field(0.5, gt=0)
+    target_kl: float | None = Field(None, gt=0)
+    #: ``mlp`` policy hidden layers (separate actor and critic networks of this shape).
+    net_arch: list[int] = Field(default_factory=lambda: [256, 256], min_length=1)
+    activation: Literal["relu", "tanh"] = "relu"
+
+    @field_validator("net_arch")
+    @classmethod
+    def _positive_widths(cls, widths: list[int]) -> list[int]:
+        if any(w < 1 for w in widths):
+            raise ValueError("every layer width must be at least 1")
+        return widths
+
+
+class SelfPlayConfig(_Section):
+    """The opponent pool: baselines and frozen snapshots of the learner."""
+
+    #: Freeze a copy of the learner into the pool every this many PPO updates.
+    snapshot_every: int = Field(10, ge=1)
+    #: Keep at most this many snapshots (the oldest is dropped first).
+    max_snapshots: int = Field(8, ge=1)
+    #: The environments are split into this many equal groups; before every rollout each group
+    #: draws its opponent from the pool, so one rollout mixes opponents as configured.
+    groups: int = Field(8, ge=1)
+    #: Probability of each pool member: ``random``, ``greedy`` (the batched baselines),
+    #: ``snapshot`` (a uniformly chosen frozen snapshot) and ``latest`` (the newest snapshot).
+    #: Until the first snapshot exists, the snapshot share goes to the baselines.
+    opponents: dict[str, float] = Field(default_factory=lambda: {"random": 0.5, "greedy": 0.5})
+
+    @field_validator("opponents")
+    @classmethod
+    def _probabilities(cls, probs: dict[str, float]) -> dict[str, float]:
+        unknown = sorted(set(probs) - set(POOL_MEMBERS))
+        if unknown:
+            raise ValueError(f"unknown opponent(s) {unknown}; choose from {list(POOL_MEMBERS)}")
+        if any(p < 0 for p in probs.values()):
+            raise ValueError("probabilities must be non-negative")
+        total = sum(probs.values())
+        if abs(total - 1.0) > 1e-6:
+            raise ValueError(f"probabilities must sum to 1, they sum to {total:g}")
+        if not any(p > 0 for name, p in probs.items() if name in ("random", "greedy")):
+            raise ValueError("random or greedy needs a positive probability (before any snapshot)")
+        return probs
+
+
+class WarmStartConfig(_Section):
+    """Behaviour cloning of a rule-based teacher before PPO (see ``training.warm_start``)."""
+
+    #: ``greedy`` or ``heuristic``; ``null`` starts PPO from a random network.
+    teacher: Literal["greedy", "heuristic"] | None = None
+    #: Teacher decisions to clone (played in the training environment against the pool).
+    samples: int = Field(200_000, ge=1)
+    epochs: int = Field(5, ge=1)
+    batch_size: int = Field(1024, ge=1)
+    learning_rate: float = Field(1e-3, gt=0, le=1)
+
+
+class EvalConfig(_Section):
+    """Periodic and final evaluation through the duplicate-deal harness."""
+
+    #: Evaluate (and maybe keep as best) every this many PPO updates; 0 turns it off.
+    every: int = Field(20, ge=0)
+    #: Duplicate deals per opponent in a periodic evaluation (each deck is played twice).
+    deals: int = Field(200, ge=1)
+    #: Duplicate deals per opponent in the final evaluation; 0 skips it.
+    final_deals: int = Field(1000, ge=0)
+    #: Duplicate matches (to the rules' target) per opponent in the final evaluation.
+    final_matches: int = Field(0, ge=0)
+    opponents: list[str] = Field(
+        default_factory=lambda: ["random", "greedy", "heuristic"], min_length=1
+    )
+    #: Opponents of the final evaluation; ``null`` means the same as ``opponents``.
+    final_opponents: list[str] | None = None
+    #: The opponent whose points per deal decides the best checkpoint.
+    best_against: str = "greedy"
+    #: Processes for the final evaluation (periodic ones play in this process).
+    workers: int = Field(1, ge=1)
+    #: The checkpoint the final evaluation (and ``export_to``) uses: the last or the best.
+    final_checkpoint: Literal["final", "best"] = "final"
+    #: Seed of the evaluation decks (fixed, so every evaluation plays the same deals).
+    seed: int = Field(12345, ge=0)
+
+    @field_validator("opponents", "final_opponents")
+    @classmethod
+    def _known_opponents(cls, names: list[str] | None) -> list[str] | None:
+        if names is None:
+            return None
+        if not names:
+            raise ValueError("name at least one opponent")
+        unknown = sorted(set(names) - set(EVAL_OPPONENTS))
+        if unknown:
+            raise ValueError(f"unknown opponent(s) {unknown}; choose from {list(EVAL_OPPONENTS)}")
+        return names
+
+    @model_validator(mode="after")
+    def _best_is_evaluated(self) -> EvalConfig:
+        if self.best_against not in self.opponents:
+            raise ValueError(f"best_against={self.best_against!r} is not in opponents")
+        return self
+
+
+class TrainConfig(_Section):
+    """One training run: environment, algorithm, self-play, evaluation and bookkeeping."""
+
+    name: str = Field("run", min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
+    seed: int = Field(0, ge=0)
+    #: Run folder; ``null`` means ``runs/NAME-TIMESTAMP``.
+    run_dir: str | None = None
+    #: A rules preset name or a mapping of rule options (see ``scopa_env.rules.Rules``).
+    rules: str | dict[str, Any] = "scopa"
+    #: ``deal``: an episode is one deal; ``match``: a match to the target.
+    episode: Literal["deal", "match"] = "deal"
+    #: ``points``: each deal's point difference; ``match``: +1/-1 when the match ends.
+    reward: Literal["points", "match"] = "points"
+    #: Weight of potential-based shaping by capture-pile material (0: off). It sums to zero
+    #: over each episode, so it changes no optimal policy; it speeds up early learning.
+    shaping: float = Field(0.0, ge=0)
+    total_timesteps: int = Field(1_000_000, ge=1)
+    n_envs: int = Field(256, ge=1)
+    #: Torch intra-op threads; pinned so runs are reproducible and share the CPU politely.
+    torch_threads: int = Field(1, ge=1)
+    device: Literal["cpu", "cuda", "auto"] = "cpu"
+    #: Save a resumable checkpoint every this many PPO updates.
+    checkpoint_every: int = Field(10, ge=1)
+    #: Ship the evaluated checkpoint to this folder: ``model.zip``, ``model.json`` (config,
+    #: seed, steps, wall time, evaluation), ``README.md`` (the run report), the curve.
+    export_to: str | None = None
+    ppo: PPOConfig = Field(default_factory=PPOConfig)
+    warm_start: WarmStartConfig = Field(default_factory=WarmStartConfig)
+    selfplay: SelfPlayConfig = Field(default_factory=SelfPlayConfig)
+    eval: EvalConfig = Field(default_factory=EvalConfig)
+
+    @field_validator("rules")
+    @classmethod
+    def _valid_rules(cls, rules: str | dict[str, Any]) -> str | dict[str, Any]:
+        resolve_rules(rules)  # raises ValueError with the rules' own message
+        return rules
+
+    @model_validator(mode="after")
+    def _consistent(self) -> TrainConfig:
+        rollout = self.ppo.n_steps * self.n_envs
+        if self.ppo.batch_size > rollout:
+            raise ValueError(
+                f"ppo.batch_size={self.ppo.batch_size} exceeds the rollout size "
+                f"ppo.n_steps * n_envs = {rollout}"
+            )
+        if self.n_envs % self.selfplay.groups:
+            raise ValueError(
+                f"n_envs={self.n_envs} must be a multiple of selfplay.groups={self.selfplay.groups}"
+            )
+        return self
+
+    @property
+    def rollout_size(self) -> int:
+        return self.ppo.n_steps * self.n_envs
+
+    @property
+    def total_updates(self) -> int:
+        """PPO updates in the run (SB3 finishes the rollout that crosses total_timesteps)."""
+        return -(-self.total_timesteps // self.rollout_size)
+
+    def resolved_rules(self) -> Rules:
+        return resolve_rules(self.rules)
+
+
+def parse_overrides(items: list[str]) -> dict[str, Any]:
+    """``["ppo.n_epochs=2", "name=x"]`` -> nested dict; values are parsed as YAML scalars."""
+    tree: dict[str, Any] = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"override {item!r} is not of the form key=value")
+        node = tree
+        parts = key.split(".")
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise ConfigError(f"override {item!r} conflicts with another override")
+        node[parts[-1]] = _yaml(raw) if raw else ""
+    return tree
+
+
+def _merge(base: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in update.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict) and key != "rules":
+            merged[key] = _merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def _format_errors(error: ValidationError, source: str) -> str:
+    lines = [f"invalid config {source}:"]
+    for err in error.errors():
+        key = ".".join(str(part) for part in err["loc"]) or "config"
+        message = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden":
+            message = "unknown key"
+        lines.append(f"  {key}: {message}")
+    return "\n".join(lines)
+
+
+def validate(data: dict[str, Any], source: str = "") -> TrainConfig:
+    """A ``TrainConfig`` from a plain mapping, or ``ConfigError`` naming every bad key."""
+    if not isinstance(data, dict):
+        raise ConfigError(f"invalid config {source}: the top level must be a mapping")
+    try:
+        return TrainConfig.model_validate(data, strict=True)
+    except ValidationError as error:
+        raise ConfigError(_format_errors(error, source)) from None
+
+
+def load_config(path: str | Path | None, overrides: list[str] | None = None) -> TrainConfig:
+    """Read a YAML config (or the defaults when ``path`` is None) and apply overrides."""
+    data: dict[str, Any] = {}
+    source = "(defaults)"
+    if path is not None:
+        source = str(path)
+        try:
+            loaded = _yaml(Path(path).read_text())
+        except FileNotFoundError:
+            raise ConfigError(f"config file {path} does not exist") from None
+        except yaml.YAMLError as error:
+            raise ConfigError(f"config file {path} is not valid YAML: {error}") from None
+        if loaded is not None and not isinstance(loaded, dict):
+            raise ConfigError(f"invalid config {path}: the top level must be a mapping")
+        data = loaded or {}
+    if overrides:
+        data = _merge(data, parse_overrides(overrides))
+        source += " with overrides"
+    return validate(data, source)
+
+
+def dump_config(config: TrainConfig) -> str:
+    """The config as YAML, every field spelled out, so a run folder documents itself."""
+    return yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False)
