@@ -200,13 +200,17 @@ def vector_env_steps(num_envs: int, rules: str, seed: int) -> Runner:
     return run
 
 
-def batched_memory(num_games: int, rules: str, seed: int, steps: int = 20) -> dict[str, int]:
-    """Peak traced memory of building and stepping a batch, and its state and buffer sizes."""
+def batched_memory(num_games: int, rules: str, seed: int, steps: int = 45) -> dict[str, int]:
+    """Peak traced memory of building and stepping a batch, and its state and buffer sizes.
+
+    Single-deal episodes, so that episodes end within the steps and every buffer (the final
+    observations too) is allocated.
+    """
     from scopa_env.batched import BatchedScopa
 
     tracemalloc.start()
     try:
-        env = BatchedScopa(num_games, rules, seed=seed)
+        env = BatchedScopa(num_games, rules, episode="deal", seed=seed)
         env.reset()
         rng = np.random.default_rng(seed)
         for _ in range(steps):
@@ -214,13 +218,12 @@ def batched_memory(num_games: int, rules: str, seed: int, steps: int = 20) -> di
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    buffers = env.obs.nbytes + env.mask.nbytes
     return {
         "num_games": num_games,
         "peak_bytes": peak,
         "peak_bytes_per_game": peak // num_games,
         "state_bytes_per_game": env.state_bytes_per_game,
-        "obs_mask_bytes_per_game": buffers // num_games,
+        "obs_mask_bytes_per_game": (env.obs.nbytes + env.mask.nbytes) // num_games,
     }
 
 
