@@ -26,7 +26,7 @@ test: $(STAMP)
 	$(BIN)/pytest -n 2
 
 run: $(STAMP)
-	$(BIN)/scopa demo
+	$(BIN)/scopa train --config configs/quick.yaml
 
 bench: $(STAMP)
 	$(BIN)/scopa bench
