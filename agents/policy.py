@@ -10,7 +10,7 @@ import numpy as np
 from agents.base import Observation
 
 #: Where ``make_agent("pretrained")`` looks for the project's released checkpoint.
-PRETRAINED_CHECKPOINT = Path(__file__).resolve().parent / "checkpoints" / "pretrained.zip"
+PRETRAINED_CHECKPOINT = Path(__file__).resolve().parent / "pretrained" / "model.zip"
 
 
 class PolicyAgent:

@@ -150,3 +150,20 @@ def test_cli_writes_csv_markdown_and_plot(tmp_path, capsys: pytest.CaptureFixtur
     assert "Elo" in text
     games = (out / "games.csv").read_text().splitlines()
     assert len(games) == 1 + 3 * (2 * 3 + 2)
+
+
+def test_a_checkpoint_rewritten_in_place_is_loaded_again(tmp_path, monkeypatch):
+    from training import evaluate
+
+    builds: list[str] = []
+    monkeypatch.setattr(
+        evaluate.PlayerSpec, "build", lambda self, rules: builds.append(self.name) or object()
+    )
+    checkpoint = tmp_path / "eval_model.zip"
+    checkpoint.write_bytes(b"first")
+    spec = evaluate.PlayerSpec.parse(str(checkpoint))
+    first = evaluate._player(spec, Rules())
+    assert evaluate._player(spec, Rules()) is first
+    checkpoint.write_bytes(b"second, longer")
+    assert evaluate._player(spec, Rules()) is not first
+    assert len(builds) == 2

@@ -88,12 +88,18 @@ class PlayerSpec:
         return make_agent(self.name, rules=rules, **dict(self.options))
 
 
-_PLAYERS: dict[tuple[PlayerSpec, Rules], Any] = {}
+_PLAYERS: dict[tuple[PlayerSpec, Rules, tuple[int, int] | None], Any] = {}
 
 
 def _player(spec: PlayerSpec, rules: Rules) -> Any:
-    """One instance per spec and process (checkpoints load once); reset before every game."""
-    key = (spec, rules)
+    """One instance per spec and process (checkpoints load once); reset before every game.
+
+    A checkpoint file rewritten in place (as training does before each evaluation) is loaded
+    again: the key holds the file's size and modification time.
+    """
+    path = Path(spec.name)
+    stamp = (path.stat().st_mtime_ns, path.stat().st_size) if path.is_file() else None
+    key = (spec, rules, stamp)
     if key not in _PLAYERS:
         _PLAYERS[key] = spec.build(rules)
     return _PLAYERS[key]
