@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import torch
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from torch import nn
@@ -23,6 +24,27 @@ from scopa_env.observation import NUM_PLANES, OBS_SLICES
 
 _CARD_FEATURES = NUM_PLANES + 10 + 4 + 1 + 4  # planes, rank, suit, value, capture facts
 _MAX_SUM = 10
+
+
+def _subset_sum_table() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Caps, mixed-radix strides and the reachable sums of every capped count vector."""
+    caps = np.minimum(_MAX_SUM // np.arange(1, 11), 4)
+    strides = np.concatenate([[1], np.cumprod(caps[:-1] + 1)])
+    combos = int(np.prod(caps + 1))
+    counts = (np.arange(combos)[:, None] // strides) % (caps + 1)
+    reach = np.zeros((combos, _MAX_SUM + 1), bool)
+    reach[:, 0] = True
+    for v in range(1, 11):
+        for k in range(1, int(caps[v - 1]) + 1):
+            has = counts[:, v - 1] >= k
+            shifted = np.zeros_like(reach)
+            shifted[:, v:] = reach[:, : _MAX_SUM + 1 - v]
+            reach |= shifted & has[:, None]
+    return (
+        torch.as_tensor(caps, dtype=torch.long),
+        torch.as_tensor(strides, dtype=torch.long),
+        torch.as_tensor(reach, dtype=torch.float32),
+    )
 
 
 class CardNet(nn.Module):
@@ -37,6 +59,10 @@ class CardNet(nn.Module):
         )
         suits = torch.as_tensor(SUIT.astype("int64"))
         self.register_buffer("suit", nn.functional.one_hot(suits, 4).float(), persistent=False)
+        caps, strides, table = _subset_sum_table()
+        self.register_buffer("sum_caps", caps, persistent=False)
+        self.register_buffer("sum_strides", strides, persistent=False)
+        self.register_buffer("sum_table", table, persistent=False)
         summary = obs_size + NUM_PLANES * 10 + NUM_PLANES * 4 + (_MAX_SUM + 1)
         self.global_net = nn.Sequential(nn.Linear(summary, global_width), nn.ReLU())
         self.card_in = nn.Linear(_CARD_FEATURES, card_width)
@@ -51,15 +77,14 @@ class CardNet(nn.Module):
         self.latent_dim_pi = 2 * NUM_CARDS
         self.latent_dim_vf = global_width
 
-    def _reachable_sums(self, table: torch.Tensor) -> torch.Tensor:
-        """``(B, 11)``: 1 where some subset of the table cards sums to that value."""
-        reach = torch.zeros(table.shape[0], _MAX_SUM + 1, device=table.device)
-        reach[:, 0] = 1.0
-        for card in range(NUM_CARDS):
-            v = int(self.value[card])
-            shifted = nn.functional.pad(reach[:, : _MAX_SUM + 1 - v], (v, 0))
-            reach = torch.maximum(reach, shifted * table[:, card : card + 1])
-        return reach
+    def _reachable_sums(self, table_by_rank: torch.Tensor) -> torch.Tensor:
+        """``(B, 11)``: 1 where some subset of the table cards sums to that value.
+
+        Sums up to 10 use at most ``10 // v`` cards of value ``v``, so the answer depends only
+        on the capped count of each value: one lookup in a table built once.
+        """
+        counts = torch.minimum(table_by_rank.round().long(), self.sum_caps)
+        return self.sum_table[(counts * self.sum_strides).sum(dim=1)]
 
     def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         batch = obs.shape[0]
@@ -67,7 +92,7 @@ class CardNet(nn.Module):
         by_rank = planes @ self.rank  # (B, planes, 10)
         by_suit = planes @ self.suit  # (B, planes, 4)
         table = planes[:, 1]
-        reach = self._reachable_sums(table)
+        reach = self._reachable_sums(by_rank[:, 1])
         summary = torch.cat([obs, by_rank.flatten(1), by_suit.flatten(1) / 10.0, reach], dim=1)
         g = self.global_net(summary)
 

@@ -147,7 +147,11 @@ def train(
             state.warm_start = run_warm_start(model, env, config)
             state.wall_s += state.warm_start["seconds"]
     else:
-        model = MaskablePPO.load(checkpoint / "model.zip", env=env, device=config.device)
+        # The config's PPO settings win over the checkpoint's, so a resume can change them.
+        settings = {k: v for k, v in ppo_kwargs(config).items() if k != "policy_kwargs"}
+        model = MaskablePPO.load(
+            checkpoint / "model.zip", env=env, device=config.device, **settings
+        )
         state = RunState.load(checkpoint, pool)
         env.seed(config.seed + 7919 * state.updates)  # fresh deals, not a replay of the start
         print(f"resuming {run_dir} at update {state.updates} ({model.num_timesteps:,} steps)")
