@@ -15,7 +15,11 @@ batched     ``BatchedScopa.step`` with observations and masks,       >= 1M/s on 
 ==========  =======================================================  =========================
 
 Peers: OpenSpiel's C++ ``crazy_eights`` through pyspiel (random legal play, the observation
-tensor built every step) and PettingZoo's ``connect_four_v3`` (the same AEC loop). A decision
+tensor built every step) and PettingZoo's ``connect_four_v3`` (the same AEC loop). The AEC
+comparison also runs both environments' ``raw_env`` and a do-nothing environment under the same
+three classic wrappers (``null_aec_env``): the wrappers' attribute forwarding costs more per
+step than either environment, so the do-nothing environment's rate is the ceiling of any
+wrapped environment, and its ratio to ``connect_four_v3`` the best ratio attainable. A decision
 is one action chosen by a player (chance nodes and PettingZoo's ``None`` steps are not
 counted). The process is pinned to one CPU core (the least busy); rates are reported per
 wall-clock second and per second of CPU time the process got, since other processes may share
@@ -150,6 +154,75 @@ def aec_loop(make_env: Callable[[], Any], seed: int) -> Runner:
                 return decisions, elapsed
 
     return run
+
+
+def null_aec_env(wrapped: bool = True) -> Any:
+    """A two-agent AEC environment that does nothing, for the cost of PettingZoo's own machinery.
+
+    Its observation and mask have ``scopa_v0``'s shapes, every action is legal and an episode
+    is 36 decisions, like a deal. Under the classic wrappers (``TerminateIllegal``,
+    ``AssertOutOfBounds``, ``OrderEnforcing``, as ``scopa_v0.env()`` and
+    ``connect_four_v3.env()`` use) it bounds what any wrapped environment can reach.
+    """
+    from gymnasium import spaces
+    from pettingzoo import AECEnv
+    from pettingzoo.utils import wrappers
+
+    from scopa_env.observation import OBS_SIZE
+
+    class NullAEC(AECEnv):
+        metadata = {"name": "null_v0", "render_modes": [], "is_parallelizable": False}
+        possible_agents = ["player_0", "player_1"]
+        episode_length = 36
+
+        def __init__(self) -> None:
+            super().__init__()
+            self._obs = {
+                "observation": np.zeros(OBS_SIZE, np.float32),
+                "action_mask": np.ones(80, np.int8),
+            }
+            self._observation_space = spaces.Dict(
+                {
+                    "observation": spaces.Box(0.0, 1.0, (OBS_SIZE,), np.float32),
+                    "action_mask": spaces.Box(0, 1, (80,), np.int8),
+                }
+            )
+            self._action_space = spaces.Discrete(80)
+
+        def observation_space(self, agent: str) -> spaces.Space:
+            return self._observation_space
+
+        def action_space(self, agent: str) -> spaces.Space:
+            return self._action_space
+
+        def observe(self, agent: str) -> dict[str, np.ndarray]:
+            return self._obs
+
+        def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+            self.agents = list(self.possible_agents)
+            self.rewards = dict.fromkeys(self.agents, 0.0)
+            self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+            self.terminations = dict.fromkeys(self.agents, False)
+            self.truncations = dict.fromkeys(self.agents, False)
+            self.infos = {agent: {} for agent in self.agents}
+            self.agent_selection = self.agents[0]
+            self.decisions = 0
+
+        def step(self, action: int | None) -> None:
+            if self.terminations[self.agent_selection]:
+                self._was_dead_step(action)
+                return
+            self.decisions += 1
+            self.agent_selection = self.agents[self.decisions % 2]
+            if self.decisions == self.episode_length:
+                self.terminations = dict.fromkeys(self.agents, True)
+
+    env = NullAEC()
+    if wrapped:
+        env = wrappers.TerminateIllegalWrapper(env, illegal_reward=-1)
+        env = wrappers.AssertOutOfBoundsWrapper(env)
+        env = wrappers.OrderEnforcingWrapper(env)
+    return env
 
 
 def batched_steps(num_games: int, rules: str, seed: int) -> Runner:
@@ -344,6 +417,7 @@ def _markdown(result: dict[str, Any]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     import pettingzoo
+    from pettingzoo.classic import connect_four_v3
 
     from scopa_env import scopa_v0
 
@@ -362,6 +436,9 @@ def run(args: argparse.Namespace) -> int:
             lambda: pettingzoo.make("aec", "classic/connect_four-v3"), seed
         ),
         "scopa_v0 (AEC)": aec_loop(lambda: scopa_v0.env(rules=args.rules), seed),
+        "null env under the same wrappers (AEC)": aec_loop(null_aec_env, seed),
+        "pettingzoo connect_four_v3 raw_env (AEC)": aec_loop(connect_four_v3.raw_env, seed),
+        "scopa_v0 raw_env (AEC)": aec_loop(lambda: scopa_v0.raw_env(rules=args.rules), seed),
     }
     for n in sizes:
         cases[f"batched N={n}"] = batched_steps(n, args.rules, seed)
@@ -396,6 +473,16 @@ def run(args: argparse.Namespace) -> int:
         ),
         "scopa_v0 AEC / connect_four_v3 AEC": ratio(
             measurements["scopa_v0 (AEC)"], measurements["pettingzoo connect_four_v3 (AEC)"], 3.0
+        ),
+        "ceiling: null env / connect_four_v3 AEC, same wrappers": ratio(
+            measurements["null env under the same wrappers (AEC)"],
+            measurements["pettingzoo connect_four_v3 (AEC)"],
+            3.0,
+        ),
+        "scopa_v0 raw_env / connect_four_v3 raw_env": ratio(
+            measurements["scopa_v0 raw_env (AEC)"],
+            measurements["pettingzoo connect_four_v3 raw_env (AEC)"],
+            3.0,
         ),
         f"batched (N={best_n}) / OpenSpiel crazy_eights": ratio(batched, openspiel, 10.0),
     }
