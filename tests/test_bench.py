@@ -24,8 +24,25 @@ def test_bench_writes_json_and_markdown(tmp_path: Path) -> None:
     assert set(result["ratios"]) == {
         "engine / OpenSpiel crazy_eights",
         "scopa_v0 AEC / connect_four_v3 AEC",
+        "ceiling: null env / connect_four_v3 AEC, same wrappers",
+        "scopa_v0 raw_env / connect_four_v3 raw_env",
         f"batched (N={result['best_batch_size']}) / OpenSpiel crazy_eights",
     }
     assert result["memory"][0]["state_bytes_per_game"] <= 1024
     table = (out / "bench.md").read_text()
     assert "| batched N=16 |" in table and "Best batch size" in table
+
+
+def test_null_env_is_a_valid_aec_env_with_scopas_shapes() -> None:
+    """The ceiling is only meaningful if the do-nothing env is a real AEC env of our shape."""
+    from pettingzoo.test import api_test
+
+    from scopa_env import scopa_v0
+    from training.bench import null_aec_env
+
+    env = null_aec_env()
+    api_test(env, num_cycles=50)
+    ours = scopa_v0.env()
+    for agent in ours.possible_agents:
+        assert env.observation_space(agent) == ours.observation_space(agent)
+        assert env.action_space(agent) == ours.action_space(agent)

@@ -168,7 +168,7 @@ def null_aec_env(wrapped: bool = True) -> Any:
     from pettingzoo import AECEnv
     from pettingzoo.utils import wrappers
 
-    from scopa_env.observation import OBS_SIZE
+    from scopa_env.observation import OBS_HIGH, OBS_SIZE
 
     class NullAEC(AECEnv):
         metadata = {"name": "null_v0", "render_modes": [], "is_parallelizable": False}
@@ -183,7 +183,7 @@ def null_aec_env(wrapped: bool = True) -> Any:
             }
             self._observation_space = spaces.Dict(
                 {
-                    "observation": spaces.Box(0.0, 1.0, (OBS_SIZE,), np.float32),
+                    "observation": spaces.Box(0.0, OBS_HIGH, (OBS_SIZE,), np.float32),
                     "action_mask": spaces.Box(0, 1, (80,), np.int8),
                 }
             )
