@@ -70,6 +70,17 @@ class RuleAgent:
         check_action(observation, action, self.rules)
         return action
 
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """One action per row, by ``act`` on each; lets any rule player oppose a batch of games."""
+        return np.fromiter(
+            (
+                self.act({"observation": obs, "action_mask": mask})
+                for obs, mask in zip(observations, masks, strict=True)
+            ),
+            dtype=np.int64,
+            count=len(masks),
+        )
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}(rules={self.rules})"
 

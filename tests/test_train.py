@@ -40,7 +40,7 @@ def test_shipped_configs_validate(name: str) -> None:
         ({"rules": {"target": 0}}, "rules", "target"),
         ({"selfplay": {"opponents": {"random": 0.7}}}, "selfplay.opponents", "sum to 1"),
         ({"selfplay": {"opponents": {"human": 1.0}}}, "selfplay.opponents", "unknown opponent"),
-        ({"selfplay": {"opponents": {"snapshot": 1.0}}}, "selfplay.opponents", "random or greedy"),
+        ({"selfplay": {"opponents": {"snapshot": 1.0}}}, "selfplay.opponents", "or heuristic"),
         ({"eval": {"opponents": ["greedy"], "best_against": "random"}}, "eval", "best_against"),
         ({"n_envs": 10, "selfplay": {"groups": 4}}, "config", "multiple of selfplay.groups"),
         ({"n_envs": 8, "ppo": {"n_steps": 8, "batch_size": 128}}, "config", "ppo.batch_size"),
@@ -254,3 +254,22 @@ def test_pool_env_alternates_seats_and_credits_the_learner() -> None:
     assert len(returns) > 60
     assert np.mean(returns) > 0.5  # greedy beats random by about 1.7 points a deal
     assert set(env.take_results()) == {"random"}
+
+
+def test_heuristic_opponent_plays_whole_deals_in_the_pool() -> None:
+    from agents.heuristic import HeuristicAgent
+    from agents.random_agent import RandomAgent
+    from training.selfplay import PoolVecEnv
+
+    pool = OpponentPool({"heuristic": 1.0}, 1, seed=0)
+    baselines = {"random": RandomAgent(seed=1), "heuristic": HeuristicAgent()}
+    env = PoolVecEnv(8, 2, pool, baselines, seed=0)
+    assert env.draw_opponents() == ["heuristic", "heuristic"]
+    learner = RandomAgent(seed=2)
+    obs, returns = env.reset(), []
+    for _ in range(60):
+        obs, _, dones, infos = env.step(learner.act_batch(obs, env.action_masks()))
+        returns += [infos[i]["episode"]["r"] for i in np.flatnonzero(dones)]
+    assert len(returns) >= 8
+    assert np.mean(returns) < -0.5  # the heuristic player beats random by about two points
+    assert set(env.take_results()) == {"heuristic"}

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from scopa_env.rules import Rules, resolve_rules
 
 #: Opponents the self-play pool can draw: batched baselines and frozen copies of the learner.
-POOL_MEMBERS = ("random", "greedy", "snapshot", "latest")
+POOL_MEMBERS = ("random", "greedy", "heuristic", "snapshot", "latest")
 #: Baselines the periodic evaluation can play against (any ``agents.make_agent`` name works).
 EVAL_OPPONENTS = ("random", "greedy", "heuristic", "ismcts")
 
@@ -92,7 +92,7 @@ class SelfPlayConfig(_Section):
     #: The environments are split into this many equal groups; before every rollout each group
     #: draws its opponent from the pool, so one rollout mixes opponents as configured.
     groups: int = Field(8, ge=1)
-    #: Probability of each pool member: ``random``, ``greedy`` (the batched baselines),
+    #: Probability of each pool member: ``random``, ``greedy``, ``heuristic`` (the baselines),
     #: ``snapshot`` (a uniformly chosen frozen snapshot) and ``latest`` (the newest snapshot).
     #: Until the first snapshot exists, the snapshot share goes to the baselines.
     opponents: dict[str, float] = Field(default_factory=lambda: {"random": 0.5, "greedy": 0.5})
@@ -108,8 +108,10 @@ class SelfPlayConfig(_Section):
         total = sum(probs.values())
         if abs(total - 1.0) > 1e-6:
             raise ValueError(f"probabilities must sum to 1, they sum to {total:g}")
-        if not any(p > 0 for name, p in probs.items() if name in ("random", "greedy")):
-            raise ValueError("random or greedy needs a positive probability (before any snapshot)")
+        if not any(p > 0 for name, p in probs.items() if name not in ("snapshot", "latest")):
+            raise ValueError(
+                "random, greedy or heuristic needs a positive probability (before any snapshot)"
+            )
         return probs
 
 

@@ -20,7 +20,7 @@ import torch
 from gymnasium import spaces
 from stable_baselines3.common.vec_env import VecEnv
 
-BASELINES = ("random", "greedy")
+BASELINES = ("random", "greedy", "heuristic")
 NUM_ACTIONS = 80
 SNAPSHOT_KINDS = ("snapshot", "latest")
 

@@ -308,11 +308,16 @@ def run_metadata(config: TrainConfig) -> dict[str, Any]:
 def make_training_env(config: TrainConfig, pool: Any) -> Any:
     """The learner against the opponent pool on the batched engine, as one SB3 VecEnv."""
     from agents.greedy import GreedyAgent
+    from agents.heuristic import HeuristicAgent
     from agents.random_agent import RandomAgent
     from training.selfplay import PoolVecEnv
 
     rules = config.resolved_rules()
-    baselines = {"random": RandomAgent(seed=config.seed + 2), "greedy": GreedyAgent(rules)}
+    baselines = {
+        "random": RandomAgent(seed=config.seed + 2),
+        "greedy": GreedyAgent(rules),
+        "heuristic": HeuristicAgent(rules),
+    }
     return PoolVecEnv(
         config.n_envs,
         config.selfplay.groups,
