@@ -1,10 +1,11 @@
 """What a player knows, rebuilt from its observation, and deals consistent with it.
 
 ``InfoState.from_observation`` decodes ``scopa_v0``'s observation vector (layout in
-``scopa_env.observation``) back into card bit masks and counts, so every player works from the
-same reading of it. ``Determinizer`` turns an ``InfoState`` into full ``Deal`` positions by dealing
-the unseen cards at random to the opponent's hand and the stock: the forward model that search
-players (ISMCTS) sample. In every determinized deal the observing player is player 0.
+``scopa_env.observation``), or ``scopone_v0``'s (``scopa_env.scopone_observation``), back into
+card bit masks and counts, so every player works from the same reading of it. ``Determinizer``
+turns a two-player ``InfoState`` into full ``Deal`` positions by dealing the unseen cards at
+random to the opponent's hand and the stock: the forward model that search players (ISMCTS)
+sample. In every determinized deal the observing player is player 0.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from scopa_env import scopone_observation as scopone
 from scopa_env.captures import capture_table, consistent_sets
 from scopa_env.cards import CAPTURE_VALUE, NUM_CARDS, cards_of, mask_of
 from scopa_env.engine import Deal
@@ -52,6 +54,10 @@ class InfoState:
 
     ``hand`` excludes a ``pending`` card (the card being played while table cards are picked).
     Pairs are ``(mine, the opponent's)``; ``last_capturer`` is 0 (me), 1 (opponent) or ``None``.
+    In Scopone the pairs and ``last_capturer`` are per partnership (mine and my partner's, the
+    opponents'), ``opp_hand_size`` is the hand of the next player (the opponent who replies to
+    my move) and ``other_hands`` holds the next player's, my partner's and the previous player's
+    hand sizes; it is empty with two players.
     """
 
     hand: int
@@ -68,11 +74,14 @@ class InfoState:
     target: int
     is_dealer: bool
     last_capturer: int | None
+    other_hands: tuple[int, ...] = ()
 
     @classmethod
     def from_observation(cls, observation: np.ndarray) -> InfoState:
         """Decode one observation vector (the ``"observation"`` entry of the dict)."""
         obs = np.asarray(observation, dtype=np.float32)
+        if obs.shape == (scopone.OBS_SIZE,):
+            return cls._from_scopone_observation(obs)
         masks = [int(m) for m in plane_masks(obs)]
         pending_mask = masks[_PLANE_INDEX["pending"]]
         target = round(float(obs[OBS_SLICES["target"]][0]) * TARGET_SCALE)
@@ -95,6 +104,46 @@ class InfoState:
             is_dealer=bool(obs[OBS_SLICES["dealer"]][0] > 0.5),
             last_capturer=None if last == 2 else last,
         )
+
+    @classmethod
+    def _from_scopone_observation(cls, obs: np.ndarray) -> InfoState:
+        bits = obs[: scopone.NUM_PLANES * NUM_CARDS].reshape(scopone.NUM_PLANES, NUM_CARDS) > 0.5
+        weights = (bits.astype(np.uint64) * _BIT_WEIGHTS).sum(axis=1, dtype=np.uint64)
+        masks = {name: int(mask) for name, mask in zip(scopone.PLANES, weights, strict=True)}
+
+        def scalars(name: str, scale: float) -> tuple[int, ...]:
+            return tuple(round(float(x) * scale) for x in obs[scopone.OBS_SLICES[name]])
+
+        target = scalars("target", TARGET_SCALE)[0]
+        sizes = scalars("hand_sizes", scopone.HAND_SCALE)
+        last = int(np.argmax(obs[scopone.OBS_SLICES["last_capturer"]]))
+        pending = masks["pending"]
+        return cls(
+            hand=masks["hand"],
+            table=masks["table"],
+            piles=(masks["our_captures"], masks["their_captures"]),
+            played=(
+                masks["my_played"] | masks["partner_played"],
+                masks["next_played"] | masks["prev_played"],
+            ),
+            unseen=masks["unseen"],
+            pending=pending.bit_length() - 1 if pending else None,
+            picked=masks["picked"],
+            stock_size=0,
+            opp_hand_size=sizes[0],
+            scope=scalars("scope", scopone.SCOPE_SCALE),  # type: ignore[arg-type]
+            match_score=scalars("match_score", target),  # type: ignore[arg-type]
+            target=target,
+            is_dealer=bool(obs[scopone.OBS_SLICES["dealer"]][0] > 0.5),
+            last_capturer=None if last == 2 else last,
+            other_hands=sizes,
+        )
+
+    @property
+    def cards_to_play(self) -> int:
+        """The cards everyone has still to play this deal, mine (a pending card too) included."""
+        others = sum(self.other_hands) if self.other_hands else self.opp_hand_size
+        return self.full_hand.bit_count() + others + self.stock_size
 
     @property
     def in_pick_phase(self) -> bool:
@@ -151,6 +200,8 @@ class Determinizer:
     """
 
     def __init__(self, info: InfoState, rules: Rules) -> None:
+        if info.other_hands:
+            raise ValueError("the determinizer deals two-player Scopa positions, not Scopone")
         unseen = cards_of(info.unseen)
         if len(unseen) != info.opp_hand_size + info.stock_size:
             raise ValueError(

@@ -1,28 +1,29 @@
 """The greedy player: the best immediate value, one move at a time.
 
 Captures are valued by what they put in the pile (cards, coins, the settebello, sevens and the
-other primiera cards, variant bonus cards) plus a sweep; a player that cannot capture trails the
-card that gives away least, avoiding tables an opponent could sweep with one card. Values are
-integers (hundredths of a point) and ties are broken by a total order on moves, so the scalar
-``act``, the numpy ``act_batch`` and the rollouts of the search player all make the same choice.
+other primiera cards, the variants' re bello, and napola coins by the coins in both piles; see
+``agents.values``) plus a scopa when the rules score one; a player that cannot capture trails
+the card that gives away least, avoiding tables an opponent could sweep with one card.
+Values are integers (hundredths of a point) and ties are broken by a total order on moves, so the
+scalar ``act``, the numpy ``act_batch`` and the rollouts of the search player all make the same
+choice.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
 
 from agents.base import RuleAgent
 from agents.determinize import InfoState, Move, plane_masks
+from agents.values import CardValues
 from scopa_env.captures import is_ace_sweep
-from scopa_env.cards import ACES_MASK, CAPTURE_VALUE, COINS_MASK, NUM_CARDS, RE_BELLO, SETTEBELLO
-from scopa_env.observation import HAND_SCALE, PLANES, STOCK_SCALE, plane
+from scopa_env.cards import ACES_MASK, CAPTURE_VALUE, NUM_CARDS
+from scopa_env.observation import HAND_SCALE, OBS_SIZE, PLANES, STOCK_SCALE, plane
 from scopa_env.rules import Rules
 
 _VALUE = [int(v) for v in CAPTURE_VALUE]
-_RANK_CARDS = [(rank, suit * 10 + rank) for suit in range(4) for rank in range(10)]
 
 #: Bits of a DP key (see ``GreedyAgent.act_batch``): capture mask, then value, then count.
 _MASK_BITS = 40
@@ -36,53 +37,26 @@ _BITS = np.int64(1) << np.arange(NUM_CARDS, dtype=np.int64)
 _PLANE = {name: i for i, name in enumerate(PLANES)}
 
 
-@dataclass(frozen=True)
-class CardValues:
-    """Immediate value of taking each card, in hundredths of a point, for a rule set.
-
-    The defaults weigh a card's share of each scoring category: the cards point (every card),
-    coins, primiera (sevens, sixes, aces, fives), the settebello, a sweep, and the variant
-    points when the rules score them.
-    """
-
-    card: int = 8
-    coin: int = 14
-    settebello: int = 100
-    primiera: tuple[int, ...] = (8, 0, 0, 0, 3, 12, 30, 0, 0, 0)  # by rank A..K
-    sweep: int = 100
-    re_bello: int = 100
-    napola: tuple[int, ...] = (35, 35, 35, 8, 6, 4, 3, 2, 1, 1)  # coins A..K
-    sweep_risk: int = 50
-
-    def per_card(self, rules: Rules) -> list[int]:
-        """The value of each card id under ``rules``."""
-        values = []
-        for rank, card in _RANK_CARDS:
-            value = self.card + self.primiera[rank]
-            if COINS_MASK >> card & 1:
-                value += self.coin + (self.napola[rank] if rules.napola else 0)
-            if card == SETTEBELLO:
-                value += self.settebello
-            if card == RE_BELLO and rules.re_bello:
-                value += self.re_bello
-            values.append(value)
-        return values
-
-
 class MoveValuer:
     """Fast integer valuation of ``(card, capture mask)`` moves on bit masks.
 
-    ``value`` sums per-card values with four 10-bit lookups; ``sweepable`` says whether one
-    card could take the whole table under the rules (the risk a trail leaves behind).
+    ``value`` sums per-card values with four 10-bit lookups, plus, under napola, each coin's
+    napola value given the capture piles (``piles``: the mover's, then the opponent's);
+    ``sweepable`` says whether one card could take the whole table under the rules (the risk a
+    trail leaves behind).
     """
 
     def __init__(self, rules: Rules, values: CardValues | None = None) -> None:
         self.rules = rules
         self.values = values or CardValues()
+        #: Each card's value at the start of a deal (empty piles).
         self.card_value = self.values.per_card(rules)
+        self._napola = rules.napola
+        #: Without the napola values, which depend on the piles.
+        self.base_value = self.values.base(rules)
         self._chunks = [
             [
-                sum(self.card_value[10 * s + i] for i in range(10) if bits >> i & 1)
+                sum(self.base_value[10 * s + i] for i in range(10) if bits >> i & 1)
                 for bits in range(1024)
             ]
             for s in range(4)
@@ -96,11 +70,16 @@ class MoveValuer:
         self._no_ace_scopa = rules.ace_takes_all and not rules.ace_sweep_scopa
         self._ace_sweeps = rules.ace_takes_all and rules.ace_sweep_scopa
 
-    def value(self, mask: int) -> int:
+    def value(self, mask: int, piles: tuple[int, int] = (0, 0)) -> int:
+        """The value of taking the cards of ``mask`` for a player with these capture piles."""
         c = self._chunks
-        return (
+        value = (
             c[0][mask & 1023] + c[1][mask >> 10 & 1023] + c[2][mask >> 20 & 1023] + c[3][mask >> 30]
         )
+        if self._napola and mask & 1023:
+            napola = self.values.napola_values(self.rules, piles[0], piles[1])
+            value += sum(napola[rank] for rank in range(10) if mask >> rank & 1)
+        return value
 
     def table_sum(self, mask: int) -> int:
         r = self._rank_sum
@@ -121,25 +100,32 @@ class MoveValuer:
             return False
         return not (self._no_ace_scopa and is_ace_sweep(table, card, capture, self.rules))
 
-    def move_value(self, table: int, card: int, capture: int, last_play: bool) -> int:
+    def move_value(
+        self, table: int, card: int, capture: int, last_play: bool, piles: tuple[int, int] = (0, 0)
+    ) -> int:
         """Greedy value of a move: what it captures, or minus what a trail gives away."""
         if capture:
-            value = self.value(capture | 1 << card)
+            value = self.value(capture | 1 << card, piles)
             if self.scores_sweep(table, card, capture, last_play):
                 value += self.sweep
             return value
-        value = -self.card_value[card]
+        value = -(self.value(1 << card, piles) if self._napola else self.card_value[card])
         if self.sweepable(table | 1 << card):
             value -= self.sweep_risk
         return value
 
-    def best_move(self, table: int, moves: list[Move], last_play: bool) -> Move:
-        """The greedy move: highest value, then highest capture mask, then lowest card."""
+    def best_move(
+        self, table: int, moves: list[Move], last_play: bool, piles: tuple[int, int] = (0, 0)
+    ) -> Move:
+        """The greedy move: highest value, then highest capture mask, then lowest card.
+
+        ``piles`` (the mover's capture pile, then the opponent's) matter only under napola.
+        """
         best = moves[0]
         best_key = None
         for card, capture in moves:
             key = (
-                (self.move_value(table, card, capture, last_play) << _MOVE_VALUE_SHIFT)
+                (self.move_value(table, card, capture, last_play, piles) << _MOVE_VALUE_SHIFT)
                 + (capture << _CARD_BITS)
                 + 63
                 - card
@@ -164,7 +150,7 @@ class GreedyAgent(RuleAgent):
         self.valuer = MoveValuer(self.rules, values)
 
     def choose(self, info: InfoState, moves: list[Move]) -> Move:
-        return self.valuer.best_move(info.table, moves, info.is_last_play)
+        return self.valuer.best_move(info.table, moves, info.is_last_play, info.piles)
 
     # Batched form -------------------------------------------------------------------------
 
@@ -174,6 +160,7 @@ class GreedyAgent(RuleAgent):
         card_value = np.array(valuer.card_value, dtype=np.int64)
         return {
             "card_value": card_value,
+            "base_value": np.array(valuer.base_value, dtype=np.int64),
             "capture_value": np.array(_VALUE, dtype=np.int64),
             "dp_key": (card_value << _MASK_BITS) + (np.int64(1) << np.arange(NUM_CARDS)),
         }
@@ -185,11 +172,12 @@ class GreedyAgent(RuleAgent):
         given, are only checked against the actions.
         """
         obs = np.atleast_2d(np.asarray(observations, dtype=np.float32))
+        if obs.shape[1] != OBS_SIZE:
+            raise ValueError(f"act_batch reads scopa_v0 observations ({OBS_SIZE} wide); use act")
         n = obs.shape[0]
-        tables = self._batch_tables
-        card_value = tables["card_value"]
-        capture_value = tables["capture_value"]
+        capture_value = self._batch_tables["capture_value"]
         planes = plane_masks(obs).astype(np.int64)
+        card_value, dp_key = self._row_values(planes)
         hand, table = planes[:, _PLANE["hand"]], planes[:, _PLANE["table"]]
         pending, picked = planes[:, _PLANE["pending"]], planes[:, _PLANE["picked"]]
         # The candidate cards: the pending card in the pick phase, else the hand.
@@ -200,7 +188,8 @@ class GreedyAgent(RuleAgent):
             & (np.rint(plane(obs, "stock_size")[:, 0] * STOCK_SCALE) == 0)
             & (np.rint(plane(obs, "opp_hand_size")[:, 0] * HAND_SCALE) == 0)
         )
-        best = self._best_capture_keys(table, picked, ~last_play | self.rules.last_play_scopa)
+        sweep_counts = ~last_play | self.rules.last_play_scopa
+        best = self._best_capture_keys(table, picked, sweep_counts, card_value, dp_key)
 
         # Per card: its best capture, or minus what trailing it gives away.
         by_card = best[:, capture_value]
@@ -226,19 +215,45 @@ class GreedyAgent(RuleAgent):
             raise ValueError("act_batch chose an action the mask forbids: do the rules match?")
         return actions
 
+    def _row_values(self, planes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per row, each card's value and DP key; one shared row ``(1, 40)`` without napola.
+
+        Under napola the coins' values follow each row's capture piles, as in ``act``.
+        """
+        tables = self._batch_tables
+        if not self.rules.napola:
+            return tables["card_value"][None, :], tables["dp_key"][None, :]
+        coins = np.stack(
+            [planes[:, _PLANE["my_captures"]] & 1023, planes[:, _PLANE["opp_captures"]] & 1023],
+            axis=1,
+        )
+        pairs, index = np.unique(coins, axis=0, return_inverse=True)
+        values, rules = self.valuer.values, self.rules
+        napola = np.array(
+            [values.napola_values(rules, int(mine), int(theirs)) for mine, theirs in pairs],
+            dtype=np.int64,
+        )
+        card_value = np.repeat(tables["base_value"][None, :], planes.shape[0], axis=0)
+        card_value[:, :10] += napola[index.ravel()]
+        return card_value, (card_value << _MASK_BITS) + _BITS
+
     def _best_capture_keys(
-        self, table: np.ndarray, picked: np.ndarray, sweep_counts: np.ndarray
+        self,
+        table: np.ndarray,
+        picked: np.ndarray,
+        sweep_counts: np.ndarray,
+        card_value: np.ndarray,
+        card_key: np.ndarray,
     ) -> np.ndarray:
         """Per row and played value 1..10, the key ``value << 40 | mask`` of the greedy capture.
 
         -1 where that value captures nothing. Sum captures come from a dynamic program over the
         table cards per capture total (picked cards forced in), keyed so that its maximum is the
-        greedy set, with fewer cards first when the rules demand the fewest.
+        greedy set, with fewer cards first when the rules demand the fewest. ``card_value`` and
+        ``card_key`` (each card's value, and ``value << 40 | bit``) are ``(n, 40)`` or ``(1, 40)``.
         """
         rules = self.rules
-        tables = self._batch_tables
-        card_value = tables["card_value"]
-        capture_value = tables["capture_value"]
+        capture_value = self._batch_tables["capture_value"]
         n = table.shape[0]
         on_table = (table[:, None] & _BITS) != 0
         is_picked = (picked[:, None] & _BITS) != 0
@@ -250,7 +265,7 @@ class GreedyAgent(RuleAgent):
         for card in np.flatnonzero(on_table.any(axis=0)):
             v = _VALUE[card]
             taken = np.full_like(dp, neg)
-            taken[:, v:] = dp[:, : top + 1 - v] + (tables["dp_key"][card] + count_key)
+            taken[:, v:] = dp[:, : top + 1 - v] + (card_key[:, card, None] + count_key)
             taken[taken < neg // 2] = neg
             new = np.where(is_picked[:, card, None], taken, np.maximum(dp, taken))
             dp = np.where(on_table[:, card, None], new, dp)
@@ -258,7 +273,7 @@ class GreedyAgent(RuleAgent):
         dp_key = np.where(found_dp, dp & ((1 << (_MASK_BITS + _VALUE_BITS)) - 1), -1)
 
         table_total = on_table @ capture_value
-        whole_key = ((on_table @ card_value) << _MASK_BITS) + table
+        whole_key = ((on_table * card_value).sum(axis=1) << _MASK_BITS) + table
         sweep_key = whole_key + (self.valuer.sweep << _MASK_BITS)
         best = np.full((n, 11), -1, dtype=np.int64)
         for x in range(1, 11):
@@ -270,7 +285,7 @@ class GreedyAgent(RuleAgent):
                 equal = on_table & (capture_value == x)
                 has_equal = equal.any(axis=1)
                 allowed = equal & (is_picked | (picked == 0)[:, None])
-                single = np.where(allowed, tables["dp_key"], -1).max(axis=1)
+                single = np.where(allowed, card_key, -1).max(axis=1)
                 key = np.where(has_equal, single, dp_key[:, x])
                 sweep = np.where(has_equal, on_table.sum(axis=1) == 1, table_total == x)
                 if rules.ace_takes_all and x == 1:

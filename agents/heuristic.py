@@ -1,12 +1,17 @@
 """The heuristic player: greedy value, card counting and the opponent's best reply.
 
 On top of the greedy valuation it
-- counts cards: categories already decided (someone holds 21 cards or 6 coins) stop counting, and
-  the opponent's possible hands are exactly the unseen cards;
+- counts cards: categories already decided (someone holds 21 cards or 6 coins) stop counting,
+  napola coins are valued from the coins in both piles (``CardValues.in_position``), and the
+  opponent's possible hands are exactly the unseen cards;
 - looks one reply ahead: for each move, the expected value of the opponent's best capture on the
   table it leaves, over the opponent's hands drawn from the unseen cards (hypergeometric), so it
   avoids leaving a sweep or the settebello within reach and keeps sevens and coins away from them;
 - at the last play, counts the cards left on the table, which go to the last capturer.
+
+In Scopone (``scopone_v0`` observations) the piles and the last capturer are the partnerships',
+and the reply is the next player's: an opponent whose hand is drawn from the cards unseen in the
+three other hands.
 """
 
 from __future__ import annotations
@@ -15,9 +20,10 @@ from math import comb
 
 from agents.base import RuleAgent
 from agents.determinize import InfoState, Move
-from agents.greedy import CardValues, MoveValuer
+from agents.greedy import MoveValuer
+from agents.values import CardValues
 from scopa_env.captures import capture_table
-from scopa_env.cards import CAPTURE_VALUE, COINS_MASK, cards_of
+from scopa_env.cards import CAPTURE_VALUE, cards_of
 from scopa_env.rules import Rules
 
 _VALUE = [int(v) for v in CAPTURE_VALUE]
@@ -46,18 +52,23 @@ class HeuristicAgent(RuleAgent):
         self._capture_sets = capture_table(self.rules)
 
     def card_values(self, info: InfoState) -> list[int]:
-        """Per-card values with the categories that are already decided left out."""
-        base = self.valuer.card_value
+        """Per-card values in this position: decided categories left out, napola from the piles."""
         mine, theirs = info.piles
-        cards_open = max(mine.bit_count(), theirs.bit_count()) < 21
-        coins_open = max((mine & COINS_MASK).bit_count(), (theirs & COINS_MASK).bit_count()) < 6
-        values = list(base)
-        for card in range(40):
-            if not cards_open:
-                values[card] -= self.values.card
-            if card < 10 and not coins_open:
-                values[card] -= self.values.coin
-        return values
+        return self.values.in_position(self.rules, mine, theirs)
+
+    def taken_value(
+        self, info: InfoState, taken: int, values: list[int], mine: bool = True
+    ) -> float:
+        """Value of the cards of ``taken`` going to my pile (or, valued for them, the opponent's).
+
+        The sum of the cards' values, plus what that sum misses of several napola coins taken
+        at once.
+        """
+        value = float(sum(values[c] for c in cards_of(taken)))
+        if self.rules.napola:
+            own, other = info.piles if mine else info.piles[::-1]
+            value += self.values.napola_correction(self.rules, own, other, taken)
+        return value
 
     def choose(self, info: InfoState, moves: list[Move]) -> Move:
         values = self.card_values(info)
@@ -75,19 +86,19 @@ class HeuristicAgent(RuleAgent):
         card, capture = move
         table = info.table
         last_play = info.is_last_play
+        sweep = 0.0
         if capture:
-            gain = float(sum(values[c] for c in cards_of(capture | 1 << card)))
             if self.valuer.scores_sweep(table, card, capture, last_play):
-                gain += self.values.sweep
+                sweep = self.values.sweep
             after = table ^ capture
         else:
             after = table | 1 << card
-            gain = 0.0
         if last_play:
             # The table goes to the last capturer: me if I just captured.
-            me_last = capture != 0 or info.last_capturer == 0
-            leftover = float(sum(values[c] for c in cards_of(after)))
-            return gain + (leftover if me_last else -leftover)
+            if capture or info.last_capturer == 0:
+                return sweep + self.taken_value(info, capture | 1 << card | after, values)
+            return -self.taken_value(info, after, values, mine=False)
+        gain = sweep + (self.taken_value(info, capture | 1 << card, values) if capture else 0.0)
         if not capture:
             # A trail gives the card up for now: what we keep matters beyond the next reply.
             gain -= 0.5 * values[card]
@@ -103,15 +114,13 @@ class HeuristicAgent(RuleAgent):
         if hand_size == 0 or not unseen:
             return 0.0
         # The opponent's reply is the last play of the deal when it holds the last card.
-        reply_is_last = (
-            info.stock_size == 0 and info.opp_hand_size == 1 and info.full_hand.bit_count() == 1
-        )
+        reply_is_last = info.opp_hand_size == 1 and info.cards_to_play == 2
         best_by_value: dict[int, float | None] = {}
         replies = []
         for card in unseen:
             value = _VALUE[card]
             if value not in best_by_value:
-                best_by_value[value] = self._best_capture(table, card, values, reply_is_last)
+                best_by_value[value] = self._best_capture(info, table, card, values, reply_is_last)
             best = best_by_value[value]
             if best is not None:
                 replies.append(best + values[card])
@@ -128,12 +137,12 @@ class HeuristicAgent(RuleAgent):
         return expected
 
     def _best_capture(
-        self, table: int, card: int, values: list[int], last_play: bool
+        self, info: InfoState, table: int, card: int, values: list[int], last_play: bool
     ) -> float | None:
-        """Value of the best capture of ``card`` on ``table`` (without the card), if any."""
+        """Value of the opponent's best capture of ``card`` on ``table`` (without the card)."""
         best = None
         for capture in self._capture_sets(table, _VALUE[card]):
-            value = float(sum(values[c] for c in cards_of(capture)))
+            value = self.taken_value(info, capture, values, mine=False)
             if self.valuer.scores_sweep(table, card, capture, last_play):
                 value += self.values.sweep
             if best is None or value > best:

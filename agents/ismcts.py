@@ -27,7 +27,8 @@ import time
 
 from agents.base import RuleAgent
 from agents.determinize import Determinizer, InfoState, Move
-from agents.greedy import CardValues, MoveValuer
+from agents.greedy import MoveValuer
+from agents.values import CardValues
 from scopa_env.engine import Deal
 from scopa_env.rules import Rules
 
@@ -158,7 +159,8 @@ class ISMCTSAgent(RuleAgent):
                 children = node.children
                 untried = [m for m in moves if m not in children]
                 if untried:
-                    move = valuer.best_move(table, untried, plies_left == 1)
+                    piles = _mover_piles(deal) if self.rules.napola else (0, 0)
+                    move = valuer.best_move(table, untried, plies_left == 1, piles)
                     for m in moves:
                         if m in children:
                             children[m].avail += 1
@@ -194,6 +196,7 @@ class ISMCTSAgent(RuleAgent):
         """Play to the end of the deal: greedy, with random moves at rate ``epsilon``."""
         best_move = self.valuer.best_move
         epsilon = self.epsilon
+        napola = self.rules.napola  # only napola values depend on the piles
         while plies_left:
             moves = deal.legal_mask_moves()
             if len(moves) == 1:
@@ -201,7 +204,15 @@ class ISMCTSAgent(RuleAgent):
             elif epsilon and rnd.random() < epsilon:
                 card, capture = moves[rnd.randrange(len(moves))]
             else:
-                card, capture = best_move(table, moves, plies_left == 1)
+                piles = _mover_piles(deal) if napola else (0, 0)
+                card, capture = best_move(table, moves, plies_left == 1, piles)
             deal.play_unchecked(card, capture)
             table = table ^ capture if capture else table | 1 << card
             plies_left -= 1
+
+
+def _mover_piles(deal: Deal) -> tuple[int, int]:
+    """The capture piles of the player to move and of the opponent, as card masks."""
+    piles = deal.masks["piles"]
+    player = deal.current_player
+    return piles[player], piles[1 - player]

@@ -1,9 +1,25 @@
-"""The rules engine: one deal of two-player Scopa, and a match of deals to the target.
+"""The rules engine: one deal of Scopa or four-player Scopone, and a match of deals to the target.
 
 The state of a deal is a handful of bit masks over card ids (hands, table, capture piles,
 cards each player has played) plus the stock order, so copying is cheap and the batched engine
 can reuse the same capture tables. ``Deal`` validates everything that comes from outside
 (decks, positions, moves, dictionaries) and leaves itself unchanged when it rejects something.
+
+One turn logic serves every game; a ``DealKind`` says how many players there are and how the
+cards are dealt:
+
+=======================  =======  ==========  =====  ======  ==========================
+Kind                     Players  Hand        Table  Rounds  RULES.md
+=======================  =======  ==========  =====  ======  ==========================
+``scopa``                2        3 a round   4      6       section 2
+``scopone``              4        9           4      1       section 8
+``scopone_scientifico``  4        10          0      1       section 8
+=======================  =======  ==========  =====  ======  ==========================
+
+Play passes in seat order. With four players, seats 0 and 2 play against seats 1 and 3: the
+engine records each seat's captures and scope (who took what is public), and everything that
+scores pools partners (``team_captures``, ``team_scope``, ``score``). A side is a player in
+Scopa and a partnership (``seat % 2``) in Scopone; scores and match winners are per side.
 """
 
 from __future__ import annotations
@@ -29,6 +45,65 @@ from scopa_env.scoring import ScoreBreakdown, score_piles
 HAND_SIZE = 3
 TABLE_SIZE = 4
 _VALUE = [int(v) for v in CAPTURE_VALUE]
+
+
+class DealKind(NamedTuple):
+    """How a deal is dealt: ``players`` seats, ``hand_size`` cards each per round, then
+    ``table_size`` cards face up once; ``rounds`` rounds in all (the rest is the stock)."""
+
+    name: str
+    players: int
+    hand_size: int
+    table_size: int
+    rounds: int
+
+    @property
+    def round_cards(self) -> int:
+        """Cards dealt to the hands in one round."""
+        return self.players * self.hand_size
+
+    def table_of(self, deck: Sequence[int]) -> Sequence[int]:
+        """The cards of a deck order that go face up to the table."""
+        return deck[self.round_cards : self.round_cards + self.table_size]
+
+
+DEAL_KINDS: dict[str, DealKind] = {
+    kind.name: kind
+    for kind in (
+        DealKind("scopa", players=2, hand_size=HAND_SIZE, table_size=TABLE_SIZE, rounds=6),
+        DealKind("scopone", players=4, hand_size=9, table_size=4, rounds=1),
+        DealKind("scopone_scientifico", players=4, hand_size=10, table_size=0, rounds=1),
+    )
+}
+SCOPA = DEAL_KINDS["scopa"]
+#: The seat that plays after each seat, per number of players.
+_NEXT_SEAT = {2: (1, 0), 4: (1, 2, 3, 0)}
+
+
+def _round_cuts(kind: DealKind) -> tuple[tuple[tuple[tuple[int, slice], ...], int], ...]:
+    """Per first player: the slice of the stock each seat receives in a round (one card at a
+    time in seat order from the first player), and the number of cards dealt."""
+    n, dealt = kind.players, kind.round_cards
+    return tuple(
+        (tuple(((first + i) % n, slice(i, dealt, n)) for i in range(n)), dealt)
+        for first in range(n)
+    )
+
+
+_ROUND_CUTS = {name: _round_cuts(kind) for name, kind in DEAL_KINDS.items()}
+
+
+def resolve_kind(kind: DealKind | str | None) -> DealKind:
+    """Accept a ``DealKind``, a kind name (``DEAL_KINDS``) or ``None`` (two-player Scopa)."""
+    if kind is None:
+        return SCOPA
+    if isinstance(kind, DealKind):
+        if DEAL_KINDS.get(kind.name) != kind:
+            raise ValueError(f"unknown deal kind {kind!r}; choose one of {sorted(DEAL_KINDS)}")
+        return kind
+    if isinstance(kind, str) and kind in DEAL_KINDS:
+        return DEAL_KINDS[kind]
+    raise ValueError(f"unknown deal kind {kind!r}; choose one of {sorted(DEAL_KINDS)}")
 
 
 class IllegalMoveError(ValueError):
@@ -92,9 +167,14 @@ def needs_redeal(table: Iterable[int], rules: Rules | None = None) -> bool:
     return rules.redeal_three_kings and (mask_of(table) & KINGS_MASK).bit_count() >= 3
 
 
-def _check_player(value: Any, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value not in (0, 1):
-        raise ValueError(f"{what} must be 0 or 1, got {value!r}")
+def _check_player(value: Any, what: str, players: int = 2) -> int:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | np.integer)
+        or not 0 <= value < players
+    ):
+        seats = "0 or 1" if players == 2 else f"a seat 0..{players - 1}"
+        raise ValueError(f"{what} must be {seats}, got {value!r}")
     return int(value)
 
 
@@ -112,18 +192,22 @@ def _check_cards(cards: Iterable[Any], what: str) -> tuple[int, ...]:
 
 
 class Deal:
-    """One deal of two-player Scopa, from the first play to the scoring of the piles.
+    """One deal of Scopa (or Scopone), from the first play to the scoring of the piles.
 
     Build one with ``Deal.new`` (random, with the redeal rule), ``Deal.from_deck`` (an explicit
-    card order) or ``Deal.from_position`` (any mid-deal position). ``legal_moves`` lists every
-    legal ``Move``; ``play`` applies one, deals the next round from the stock and, after the
-    last play, gives the cards left on the table to the last capturer.
+    card order) or ``Deal.from_position`` (any mid-deal position); ``kind`` picks the game
+    (``DEAL_KINDS``, two-player Scopa by default). ``legal_moves`` lists every legal ``Move``;
+    ``play`` applies one, deals the next round from the stock and, after the last play, gives
+    the cards left on the table to the last capturer.
     """
 
     __slots__ = (
         "_rules",
         "_capture_sets",
         "_moves_for",
+        "_kind",
+        "_next",
+        "_dealer",
         "_hands",
         "_table",
         "_stock",
@@ -136,6 +220,9 @@ class Deal:
     )
 
     _rules: Rules
+    _kind: DealKind
+    _next: tuple[int, ...]
+    _dealer: int
     _hands: list[int]
     _table: int
     _stock: tuple[int, ...]
@@ -149,24 +236,36 @@ class Deal:
     # Construction -------------------------------------------------------------------------
 
     @classmethod
-    def _blank(cls, rules: Rules) -> Deal:
+    def _blank(cls, rules: Rules, kind: DealKind, first_player: int) -> Deal:
         deal = cls.__new__(cls)
         deal._rules = rules
         deal._capture_sets = capture_table(rules)
         deal._moves_for = _move_table(rules)
+        deal._kind = kind
+        deal._next = _NEXT_SEAT[kind.players]
+        deal._first = first_player
+        deal._dealer = (first_player - 1) % kind.players
         return deal
 
     @classmethod
     def from_deck(
-        cls, deck: Sequence[int], first_player: int = 0, rules: Rules | str | None = None
+        cls,
+        deck: Sequence[int],
+        first_player: int = 0,
+        rules: Rules | str | None = None,
+        kind: DealKind | str | None = None,
     ) -> Deal:
         """Deal an explicit 40-card order by RULES.md's convention, with no redeal.
 
-        ``deck[0], deck[2], deck[4]`` go to the first player, ``deck[1], deck[3], deck[5]`` to
-        the dealer, ``deck[6:10]`` face up to the table; the rest is the stock, in order.
+        Cards go one at a time to the seats in playing order, starting with the first player,
+        until every hand is full, then face up to the table; the rest is the stock, in order.
+        Two players: ``deck[0], deck[2], deck[4]`` to the first player, ``deck[1], deck[3],
+        deck[5]`` to the dealer, ``deck[6:10]`` to the table. Scopone: ``deck[i]`` for
+        ``i < 36`` to seat ``(first_player + i) % 4``, ``deck[36:40]`` to the table.
         """
         rules = resolve_rules(rules)
-        first_player = _check_player(first_player, "first_player")
+        kind = resolve_kind(kind)
+        first_player = _check_player(first_player, "first_player", kind.players)
         deck = _check_cards(deck, "deck")
         if len(deck) != NUM_CARDS or len(set(deck)) != NUM_CARDS:
             missing = sorted(set(range(NUM_CARDS)) - set(deck))
@@ -174,17 +273,15 @@ class Deal:
                 f"a deck must hold each of the 40 cards once; got {len(deck)} cards"
                 + (f", missing {[card_name(c) for c in missing]}" if missing else "")
             )
-        deal = cls._blank(rules)
-        deal._hands = [0, 0]
-        deal._hands[first_player] = mask_of(deck[0:6:2])
-        deal._hands[1 - first_player] = mask_of(deck[1:6:2])
-        deal._table = mask_of(deck[6:10])
-        deal._stock = deck[10:]
-        deal._piles = [0, 0]
-        deal._played = [0, 0]
-        deal._scope = [0, 0]
-        deal._current = first_player
-        deal._first = first_player
+        deal = cls._blank(rules, kind, first_player)
+        deal._hands = [0] * kind.players
+        deal._stock = deck
+        deal._deal_round()
+        deal._table = mask_of(deal._stock[: kind.table_size])
+        deal._stock = deal._stock[kind.table_size :]
+        deal._piles = [0] * kind.players
+        deal._played = [0] * kind.players
+        deal._scope = [0] * kind.players
         deal._last_capturer = None
         return deal
 
@@ -194,15 +291,17 @@ class Deal:
         rng: np.random.Generator,
         first_player: int = 0,
         rules: Rules | str | None = None,
+        kind: DealKind | str | None = None,
     ) -> Deal:
         """A shuffled deal; a void table (see ``needs_redeal``) is shuffled and dealt again."""
         rules = resolve_rules(rules)
+        kind = resolve_kind(kind)
         if not isinstance(rng, np.random.Generator):
             raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
         while True:
             deck = rng.permutation(NUM_CARDS).tolist()
-            if not needs_redeal(deck[6:10], rules):
-                return cls.from_deck(deck, first_player, rules)
+            if not needs_redeal(kind.table_of(deck), rules):
+                return cls.from_deck(deck, first_player, rules, kind)
 
     @classmethod
     def from_position(
@@ -210,44 +309,51 @@ class Deal:
         hands: Sequence[Iterable[int]],
         table: Iterable[int],
         stock: Iterable[int] = (),
-        captures: Sequence[Iterable[int]] = ((), ()),
+        captures: Sequence[Iterable[int]] | None = None,
         current_player: int = 0,
         first_player: int = 0,
         last_capturer: int | None = None,
-        scope: Sequence[int] = (0, 0),
+        scope: Sequence[int] | None = None,
         rules: Rules | str | None = None,
-        played: Sequence[Iterable[int]] = ((), ()),
+        played: Sequence[Iterable[int]] | None = None,
+        kind: DealKind | str | None = None,
     ) -> Deal:
         """Any position of a deal; every card must be in exactly one place.
 
+        ``hands``, ``captures``, ``scope`` and ``played`` have one entry per seat (two for
+        Scopa, four for Scopone; ``captures``, ``scope`` and ``played`` default to empty).
         ``played`` optionally records which table and captured cards each player played
-        (it feeds observations only). A position with both hands and the stock empty is a
+        (it feeds observations only). A position with every hand and the stock empty is a
         finished deal: any cards still on the table go to ``last_capturer``.
         """
         rules = resolve_rules(rules)
-        if len(hands) != 2 or len(captures) != 2 or len(scope) != 2 or len(played) != 2:
-            raise ValueError("hands, captures, scope and played must each have two entries")
+        kind = resolve_kind(kind)
+        n = kind.players
+        captures = ((),) * n if captures is None else captures
+        scope = (0,) * n if scope is None else scope
+        played = ((),) * n if played is None else played
+        if len(hands) != n or len(captures) != n or len(scope) != n or len(played) != n:
+            count = "two" if n == 2 else "four"
+            raise ValueError(
+                f"hands, captures, scope and played must each have {count} entries, "
+                f"one per player of a {kind.name} deal"
+            )
         hand_cards = [_check_cards(h, f"hands[{p}]") for p, h in enumerate(hands)]
         table_cards = _check_cards(table, "table")
         stock_cards = _check_cards(stock, "stock")
         pile_cards = [_check_cards(c, f"captures[{p}]") for p, c in enumerate(captures)]
         played_cards = [_check_cards(c, f"played[{p}]") for p, c in enumerate(played)]
-        current_player = _check_player(current_player, "current_player")
-        first_player = _check_player(first_player, "first_player")
+        current_player = _check_player(current_player, "current_player", n)
+        first_player = _check_player(first_player, "first_player", n)
         if last_capturer is not None:
-            last_capturer = _check_player(last_capturer, "last_capturer")
+            last_capturer = _check_player(last_capturer, "last_capturer", n)
         for p, count in enumerate(scope):
             if isinstance(count, bool) or not isinstance(count, int | np.integer) or count < 0:
                 raise ValueError(f"scope[{p}] must be a non-negative integer, got {count!r}")
 
-        places = {
-            "hands[0]": hand_cards[0],
-            "hands[1]": hand_cards[1],
-            "table": table_cards,
-            "stock": stock_cards,
-            "captures[0]": pile_cards[0],
-            "captures[1]": pile_cards[1],
-        }
+        places = {f"hands[{p}]": cards for p, cards in enumerate(hand_cards)}
+        places |= {"table": table_cards, "stock": stock_cards}
+        places |= {f"captures[{p}]": cards for p, cards in enumerate(pile_cards)}
         seen: dict[int, str] = {}
         for place, cards in places.items():
             for card in cards:
@@ -258,40 +364,45 @@ class Deal:
         if missing:
             raise ValueError(f"cards missing from the position: {[card_name(c) for c in missing]}")
         for p, cards in enumerate(hand_cards):
-            if len(cards) > HAND_SIZE:
-                raise ValueError(f"hands[{p}] holds {len(cards)} cards; a hand holds at most 3")
-        if len(stock_cards) % (2 * HAND_SIZE):
+            if len(cards) > kind.hand_size:
+                raise ValueError(
+                    f"hands[{p}] holds {len(cards)} cards; a hand holds at most {kind.hand_size}"
+                )
+        rounds_left = len(stock_cards) // kind.round_cards
+        if len(stock_cards) % kind.round_cards or rounds_left >= kind.rounds:
             raise ValueError(
-                f"the stock holds {len(stock_cards)} cards; it must hold whole rounds of 6"
+                f"the stock holds {len(stock_cards)} cards; it must hold whole rounds of "
+                f"{kind.round_cards}, at most {kind.rounds - 1}"
             )
-        dealer = 1 - first_player
         sizes = [len(c) for c in hand_cards]
         finished = not any(sizes) and not stock_cards
         if not finished:
             if not any(sizes):
-                raise ValueError("both hands are empty but the stock is not: deal the next round")
-            expected = sizes[first_player] + (0 if current_player == first_player else 1)
-            if current_player == first_player and sizes[dealer] != sizes[first_player]:
+                raise ValueError("every hand is empty but the stock is not: deal the next round")
+            # Seats from the first player up to the one to move have played one card more.
+            order = [(first_player + i) % n for i in range(n)]
+            moved = order.index(current_player)
+            held = sizes[current_player]
+            expected = [held - (order.index(p) < moved) for p in range(n)]
+            if sizes != expected or not held:
                 raise ValueError(
-                    f"the first player (player {first_player}) is to move, so both hands must "
-                    f"hold the same number of cards; they hold {sizes}"
+                    f"player {current_player} is to move, so the hands must hold {expected} "
+                    f"cards (the first player, player {first_player}, leads every round and "
+                    f"the dealer, player {(first_player - 1) % n}, plays last); "
+                    f"they hold {sizes}"
                 )
-            if current_player == dealer and sizes[dealer] != expected:
-                raise ValueError(
-                    f"the dealer (player {dealer}) is to move, so it must hold one card more "
-                    f"than the first player; the hands hold {sizes}"
-                )
-        for p in range(2):
-            stray = set(played_cards[p]) - set(table_cards) - set(pile_cards[0] + pile_cards[1])
+        captured = {card for cards in pile_cards for card in cards}
+        for p in range(n):
+            stray = set(played_cards[p]) - set(table_cards) - captured
             if stray:
                 raise ValueError(
                     f"played[{p}] holds {[card_name(c) for c in sorted(stray)]}, "
                     "which are neither on the table nor captured"
                 )
-        if set(played_cards[0]) & set(played_cards[1]):
-            raise ValueError("a card cannot have been played by both players")
+        if sum(len(set(c)) for c in played_cards) != len(set().union(*played_cards)):
+            raise ValueError("a card cannot have been played by two players")
 
-        deal = cls._blank(rules)
+        deal = cls._blank(rules, kind, first_player)
         deal._hands = [mask_of(h) for h in hand_cards]
         deal._table = mask_of(table_cards)
         deal._stock = stock_cards
@@ -299,7 +410,6 @@ class Deal:
         deal._played = [mask_of(c) for c in played_cards]
         deal._scope = [int(s) for s in scope]
         deal._current = current_player
-        deal._first = first_player
         deal._last_capturer = last_capturer
         if finished and deal._table and last_capturer is not None:
             deal._piles[last_capturer] |= deal._table
@@ -313,21 +423,30 @@ class Deal:
         return self._rules
 
     @property
+    def kind(self) -> DealKind:
+        return self._kind
+
+    @property
+    def num_players(self) -> int:
+        return self._kind.players
+
+    @property
     def current_player(self) -> int:
         return self._current
 
     @property
     def first_player(self) -> int:
-        """The non-dealer, who leads every round of this deal."""
+        """The player after the dealer, who leads every round of this deal."""
         return self._first
 
     @property
     def dealer(self) -> int:
-        return 1 - self._first
+        """The dealer, who plays last in every round."""
+        return self._dealer
 
     @property
-    def hands(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
-        return cards_of(self._hands[0]), cards_of(self._hands[1])
+    def hands(self) -> tuple[tuple[int, ...], ...]:
+        return tuple(cards_of(hand) for hand in self._hands)
 
     @property
     def table(self) -> tuple[int, ...]:
@@ -339,17 +458,30 @@ class Deal:
         return self._stock
 
     @property
-    def captures(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
-        return cards_of(self._piles[0]), cards_of(self._piles[1])
+    def captures(self) -> tuple[tuple[int, ...], ...]:
+        """The cards each seat has captured (partners pool theirs: ``team_captures``)."""
+        return tuple(cards_of(pile) for pile in self._piles)
 
     @property
-    def played(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    def played(self) -> tuple[tuple[int, ...], ...]:
         """The cards each player has played so far this deal."""
-        return cards_of(self._played[0]), cards_of(self._played[1])
+        return tuple(cards_of(cards) for cards in self._played)
 
     @property
-    def scope(self) -> tuple[int, int]:
-        return self._scope[0], self._scope[1]
+    def scope(self) -> tuple[int, ...]:
+        """The scope each seat has scored this deal (partners pool theirs: ``team_scope``)."""
+        return tuple(self._scope)
+
+    @property
+    def team_captures(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """The capture pile of each side: seats 0 and 1, or partnerships 0+2 and 1+3."""
+        a, b = self._team_piles()
+        return cards_of(a), cards_of(b)
+
+    @property
+    def team_scope(self) -> tuple[int, int]:
+        """The scope of each side this deal."""
+        return sum(self._scope[0::2]), sum(self._scope[1::2])
 
     @property
     def last_capturer(self) -> int | None:
@@ -357,7 +489,8 @@ class Deal:
 
     @property
     def is_over(self) -> bool:
-        return not (self._hands[0] or self._hands[1] or self._stock)
+        # Play passes in seat order and the dealer plays last: its hand empties last.
+        return not (self._hands[self._dealer] or self._stock)
 
     @property
     def masks(self) -> dict[str, Any]:
@@ -368,6 +501,12 @@ class Deal:
             "piles": tuple(self._piles),
             "played": tuple(self._played),
         }
+
+    def _team_piles(self) -> tuple[int, int]:
+        piles = self._piles
+        if len(piles) == 2:
+            return piles[0], piles[1]
+        return piles[0] | piles[2], piles[1] | piles[3]
 
     # Moves --------------------------------------------------------------------------------
 
@@ -435,15 +574,18 @@ class Deal:
         """Apply ``(card, capture mask)`` from ``legal_mask_moves`` without checking it."""
         player = self._current
         bit = 1 << card
-        self._hands[player] ^= bit
+        hand = self._hands[player] ^ bit
+        self._hands[player] = hand
         self._played[player] |= bit
         table = self._table
+        # The round ends when the dealer, who plays last, has played its last card.
+        round_over = not hand and player == self._dealer
         if capture:
             self._table = table ^ capture
             self._piles[player] |= capture | bit
             self._last_capturer = player
             if not self._table:
-                last_play = not (self._hands[0] or self._hands[1] or self._stock)
+                last_play = round_over and not self._stock
                 if (not last_play or self._rules.last_play_scopa) and not (
                     self._rules.ace_takes_all
                     and not self._rules.ace_sweep_scopa
@@ -452,8 +594,8 @@ class Deal:
                     self._scope[player] += 1
         else:
             self._table = table | bit
-        if self._hands[0] or self._hands[1]:
-            self._current = 1 - player
+        if not round_over:
+            self._current = self._next[player]
         elif self._stock:
             self._deal_round()
         elif self._table and self._last_capturer is not None:
@@ -461,26 +603,30 @@ class Deal:
             self._table = 0
 
     def _deal_round(self) -> None:
-        stock = self._stock
-        first = self._first
-        self._hands[first] = mask_of(stock[0:6:2])
-        self._hands[1 - first] = mask_of(stock[1:6:2])
-        self._stock = stock[6:]
-        self._current = first
+        """Deal a round from the stock: one card at a time in seat order from the first player."""
+        stock, hands = self._stock, self._hands
+        cuts, dealt = _ROUND_CUTS[self._kind.name][self._first]
+        for seat, cut in cuts:
+            hands[seat] = mask_of(stock[cut])
+        self._stock = stock[dealt:]
+        self._current = self._first
 
     # Scoring, copies and serialisation ----------------------------------------------------
 
     def score(self) -> tuple[ScoreBreakdown, ScoreBreakdown]:
-        """Both players' points for the finished deal."""
+        """Both sides' points for the finished deal (players, or partnerships in Scopone)."""
         if not self.is_over:
             raise ValueError("the deal is not over; score() needs a finished deal")
-        return score_piles((self._piles[0], self._piles[1]), self.scope, self._rules)
+        return score_piles(self._team_piles(), self.team_scope, self._rules)
 
     def copy(self) -> Deal:
         other = Deal.__new__(Deal)
         other._rules = self._rules
         other._capture_sets = self._capture_sets
         other._moves_for = self._moves_for
+        other._kind = self._kind
+        other._next = self._next
+        other._dealer = self._dealer
         other._hands = self._hands.copy()
         other._table = self._table
         other._stock = self._stock
@@ -496,6 +642,7 @@ class Deal:
         """A JSON-safe description of the whole state; ``Deal.from_dict`` restores it."""
         return {
             "rules": self._rules.to_dict(),
+            "kind": self._kind.name,
             "hands": [list(h) for h in self.hands],
             "table": list(self.table),
             "stock": list(self._stock),
@@ -509,7 +656,10 @@ class Deal:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Deal:
-        """Restore a deal written by ``to_dict``, validating it like ``from_position``."""
+        """Restore a deal written by ``to_dict``, validating it like ``from_position``.
+
+        A dictionary without ``"kind"`` (written before Scopone existed) is two-player Scopa.
+        """
         if not isinstance(data, dict):
             raise ValueError(f"a deal dictionary is required, got {type(data).__name__}")
         keys = {"rules", "hands", "table", "stock", "captures", "played", "scope"} | {
@@ -517,6 +667,8 @@ class Deal:
             "first_player",
             "last_capturer",
         }
+        if "kind" in data:
+            keys.add("kind")
         if set(data) != keys:
             raise ValueError(
                 f"deal dictionary keys differ: missing {sorted(keys - set(data))}, "
@@ -533,6 +685,7 @@ class Deal:
             scope=data["scope"],
             rules=Rules.from_dict(data["rules"]),
             played=data["played"],
+            kind=data.get("kind"),
         )
 
     def __eq__(self, other: object) -> bool:
@@ -544,10 +697,11 @@ class Deal:
 
     def __repr__(self) -> str:
         names = lambda cards: " ".join(card_name(c) for c in cards) or "-"  # noqa: E731
+        hands = " ".join(f"[{names(hand)}]" for hand in self.hands)
+        kind = "" if self._kind is SCOPA else f"{self._kind.name}: "
         return (
-            f"Deal(player {self._current} to move; hands [{names(self.hands[0])}] "
-            f"[{names(self.hands[1])}]; table [{names(self.table)}]; stock {len(self._stock)}; "
-            f"scope {self.scope})"
+            f"Deal({kind}player {self._current} to move; hands {hands}; "
+            f"table [{names(self.table)}]; stock {len(self._stock)}; scope {self.scope})"
         )
 
 
@@ -556,15 +710,23 @@ def _describe(card: int, capture: int) -> str:
 
 
 class Match:
-    """Deals to the target with the dealer alternating (RULES.md section 6).
+    """Deals to the target with the deal passing in seat order (RULES.md sections 6 and 8).
 
-    A match ends at the end of a deal in which some player has at least ``rules.target`` points
-    and strictly more than the opponent; otherwise another deal is played.
+    A match ends at the end of a deal in which some side has at least ``rules.target`` points
+    and strictly more than the other; otherwise another deal is played. Sides are the two
+    players, or in Scopone the partnerships (seats 0 and 2 against 1 and 3): ``scores`` and
+    ``winner`` are per side. With two players the dealer alternates.
     """
 
-    def __init__(self, rules: Rules | str | None = None, first_dealer: int = 0) -> None:
+    def __init__(
+        self,
+        rules: Rules | str | None = None,
+        first_dealer: int = 0,
+        kind: DealKind | str | None = None,
+    ) -> None:
         self.rules = resolve_rules(rules)
-        self.first_dealer = _check_player(first_dealer, "first_dealer")
+        self.kind = resolve_kind(kind)
+        self.first_dealer = _check_player(first_dealer, "first_dealer", self.kind.players)
         self._scores = [0, 0]
         self._dealer = self.first_dealer
         self._deals_played = 0
@@ -580,8 +742,8 @@ class Match:
 
     @property
     def first_player(self) -> int:
-        """The non-dealer, who leads the next (or current) deal."""
-        return 1 - self._dealer
+        """The player after the dealer, who leads the next (or current) deal."""
+        return (self._dealer + 1) % self.kind.players
 
     @property
     def deals_played(self) -> int:
@@ -600,14 +762,18 @@ class Match:
         return self.winner is not None
 
     def new_deal(self, rng: np.random.Generator) -> Deal:
-        """A fresh random deal led by the current non-dealer."""
-        return Deal.new(rng, first_player=self.first_player, rules=self.rules)
+        """A fresh random deal led by the player after the current dealer."""
+        return Deal.new(rng, first_player=self.first_player, rules=self.rules, kind=self.kind)
 
     def record_deal(self, points: Sequence[int] | Deal) -> None:
-        """Add a finished deal's points (a pair of totals, or the finished ``Deal``)."""
+        """Add a finished deal's points (a pair of side totals, or the finished ``Deal``)."""
         if self.is_over:
-            raise ValueError(f"the match is over (won by player {self.winner})")
+            raise ValueError(f"the match is over (won by side {self.winner})")
         if isinstance(points, Deal):
+            if points.kind != self.kind:
+                raise ValueError(
+                    f"a {points.kind.name} deal cannot count in a {self.kind.name} match"
+                )
             points = tuple(s.total for s in points.score())
         if len(points) != 2 or any(
             isinstance(p, bool) or not isinstance(p, int | np.integer) or p < 0 for p in points
@@ -616,10 +782,11 @@ class Match:
         self._scores[0] += int(points[0])
         self._scores[1] += int(points[1])
         self._deals_played += 1
-        self._dealer = 1 - self._dealer
+        self._dealer = (self._dealer + 1) % self.kind.players
 
     def __repr__(self) -> str:
+        kind = "" if self.kind is SCOPA else f"kind={self.kind.name!r}, "
         return (
-            f"Match(scores={self.scores}, target={self.rules.target}, dealer={self._dealer}, "
-            f"deals_played={self._deals_played})"
+            f"Match({kind}scores={self.scores}, target={self.rules.target}, "
+            f"dealer={self._dealer}, deals_played={self._deals_played})"
         )

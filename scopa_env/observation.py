@@ -33,6 +33,8 @@ All values lie in [0, 1] except ``match_score`` (in [0, 4]). The vector is float
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 
 from scopa_env.cards import NUM_CARDS
@@ -95,6 +97,12 @@ def mask_to_plane(mask: int) -> np.ndarray:
     return _BYTE_BITS[np.frombuffer(mask.to_bytes(_CARD_BYTES, "little"), dtype=np.uint8)].ravel()
 
 
+def masks_to_planes(masks: Iterable[int]) -> np.ndarray:
+    """The 40-wide planes of several card bit masks, one after another, in one lookup."""
+    raw = b"".join(mask.to_bytes(_CARD_BYTES, "little") for mask in masks)
+    return _BYTE_BITS[np.frombuffer(raw, dtype=np.uint8)].ravel()
+
+
 def plane(obs: np.ndarray, name: str) -> np.ndarray:
     """The named feature of an observation (a view; works on batches too)."""
     return obs[..., OBS_SLICES[name]]
@@ -133,9 +141,8 @@ def encode(
         pending,
         picked,
     )
-    raw = b"".join(mask.to_bytes(_CARD_BYTES, "little") for mask in planes)
     obs = np.empty(OBS_SIZE, dtype=np.float32) if out is None else out
-    obs[: NUM_PLANES * NUM_CARDS] = _BYTE_BITS[np.frombuffer(raw, dtype=np.uint8)].ravel()
+    obs[: NUM_PLANES * NUM_CARDS] = masks_to_planes(planes)
     last = 2 if last_capturer is None else (0 if last_capturer == player else 1)
     choosing = pending_card is not None
     obs[NUM_PLANES * NUM_CARDS :] = (

@@ -1,7 +1,8 @@
 """Pictures of a Scopa position: plain text (``ansi``) and an RGB image (``rgb_array``).
 
-Both are drawn from one ``Scene``, so they always show the same thing. Images use Pillow's
-built-in font and plain shapes: nothing is downloaded or read from disk.
+Both are drawn from one ``Scene`` (``ScoponeScene`` for the four players of ``scopone_v0``), so
+they always show the same thing. Images use Pillow's built-in font and plain shapes: nothing is
+downloaded or read from disk.
 """
 
 from __future__ import annotations
@@ -17,9 +18,16 @@ from scopa_env.cards import COINS_MASK, SETTEBELLO, card_name, cards_of
 if TYPE_CHECKING:
     from PIL import ImageDraw, ImageFont
 
+    from scopa_env import scopone_v0
     from scopa_env.scopa_v0 import Play, raw_env
 
 AGENTS = ("player_0", "player_1")
+
+
+def pile_summary(captured: int, coins: int, settebello: bool, scope: int) -> str:
+    """What a capture pile holds that scores, e.g. ``"captured 12 cards, 4 coins, 7D  scope 1"``."""
+    bello = ", 7D" if settebello else ""
+    return f"captured {captured} cards, {coins} coins{bello}  scope {scope}"
 
 
 @dataclass(frozen=True)
@@ -38,11 +46,8 @@ class Seat:
 
     @property
     def summary(self) -> str:
-        bello = ", 7D" if self.settebello else ""
-        return (
-            f"{self.name} ({self.role})  match {self.match_points}  "
-            f"captured {self.captured} cards, {self.coins} coins{bello}  scope {self.scope}"
-        )
+        piles = pile_summary(self.captured, self.coins, self.settebello, self.scope)
+        return f"{self.name} ({self.role})  match {self.match_points}  {piles}"
 
 
 @dataclass(frozen=True)
@@ -94,15 +99,7 @@ class Scene:
             f"Scopa  deal {deal_number}  match {scores[0]}-{scores[1]} "
             f"(target {match.rules.target})  stock {len(deal.stock)}"
         )
-        info = env.infos.get(env.agent_selection, {}) if over else {}
-        if "winner" in info:
-            status = "game over: " + (f"{info['winner']} wins" if info["winner"] else "a tie")
-        elif to_move is None:
-            status = "game over"
-        elif env.pending_card is None:
-            status = f"{AGENTS[to_move]} to play a card"
-        else:
-            status = f"{AGENTS[to_move]} to pick table cards for {card_name(env.pending_card)}"
+        status = _status(env, over, None if to_move is None else AGENTS[to_move])
         return cls(
             header=header,
             top=seats[1 - bottom],
@@ -124,11 +121,86 @@ def describe_play(play: Play | None) -> str:
         return "-"
     player, card, capture, scopa = play
     if not capture:
-        return f"{AGENTS[player]} laid {card_name(card)}"
+        return f"player_{player} laid {card_name(card)}"
     taken = " ".join(card_name(c) for c in cards_of(capture))
-    return f"{AGENTS[player]} played {card_name(card)} and took {taken}" + (
+    return f"player_{player} played {card_name(card)} and took {taken}" + (
         "  SCOPA!" if scopa else ""
     )
+
+
+def _status(env: Any, over: bool, to_move: str | None) -> str:
+    info = env.infos.get(env.agent_selection, {}) if over else {}
+    winner = info.get("winner", False)
+    if isinstance(winner, tuple):  # a Scopone partnership
+        return f"game over: {' and '.join(winner)} win"
+    if winner is not False:
+        return "game over: " + (f"{winner} wins" if winner else "a tie")
+    if to_move is None:
+        return "game over"
+    if env.pending_card is None:
+        return f"{to_move} to play a card"
+    return f"{to_move} to pick table cards for {card_name(env.pending_card)}"
+
+
+@dataclass(frozen=True)
+class ScoponeScene:
+    """Everything drawn for ``scopone_v0``: the partnerships, the table, the four seats."""
+
+    header: str
+    teams: tuple[str, str]
+    table: tuple[int, ...]
+    seats: tuple[tuple[str, tuple[int, ...], bool], ...]  # (label, hand, face up) by seat
+    to_move: int | None
+    pending: int | None
+    picked: tuple[int, ...]
+    last_play: str
+    status: str
+
+    @classmethod
+    def from_env(cls, env: scopone_v0.raw_env) -> ScoponeScene:
+        """The scene of a ``scopone_v0.raw_env`` as its ``show_hands`` option asks."""
+        deal, match = env.deal, env.match
+        masks = deal.masks
+        over = bool(env.terminations) and all(env.terminations.values())
+        to_move = None if over or not env.agents else deal.current_player
+        show = env.show_hands
+        in_play = 0 if env.pending_card is None else 1 << env.pending_card
+        piles, scope = masks["piles"], deal.team_scope
+        teams = []
+        for team in (0, 1):
+            pile = piles[team] | piles[team + 2]
+            teams.append(
+                f"player_{team} + player_{team + 2}  match {match.scores[team]}  "
+                + pile_summary(
+                    pile.bit_count(),
+                    (pile & COINS_MASK).bit_count(),
+                    bool(pile >> SETTEBELLO & 1),
+                    scope[team],
+                )
+            )
+        seats = []
+        for p in range(4):
+            role = {deal.first_player: " (first player)", deal.dealer: " (dealer)"}.get(p, "")
+            visible = show in ("all", f"player_{p}") or (show == "current" and to_move == p)
+            seats.append((f"player_{p}{role}", cards_of(masks["hands"][p] & ~in_play), visible))
+        deal_number = match.deals_played + (0 if deal.is_over else 1)
+        scores = match.scores
+        game = deal.kind.name.replace("_", " ").capitalize()
+        header = (
+            f"{game}  deal {deal_number}  match {scores[0]}-{scores[1]} "
+            f"(target {match.rules.target})"
+        )
+        return cls(
+            header=header,
+            teams=(teams[0], teams[1]),
+            table=cards_of(masks["table"]),
+            seats=tuple(seats),
+            to_move=to_move,
+            pending=env.pending_card,
+            picked=env.picked,
+            last_play="last play: " + describe_play(env.last_play),
+            status=_status(env, over, None if to_move is None else f"player_{to_move}"),
+        )
 
 
 def _cards_text(cards: tuple[int, ...], visible: bool) -> str:
@@ -137,8 +209,10 @@ def _cards_text(cards: tuple[int, ...], visible: bool) -> str:
     return " ".join(card_name(c) if visible else "??" for c in cards)
 
 
-def to_ansi(scene: Scene) -> str:
+def to_ansi(scene: Scene | ScoponeScene) -> str:
     """The scene as lines of plain text."""
+    if isinstance(scene, ScoponeScene):
+        return _scopone_ansi(scene)
     lines = [
         scene.header,
         scene.top.summary,
@@ -147,6 +221,18 @@ def to_ansi(scene: Scene) -> str:
         scene.bottom.summary,
         "  hand   " + _cards_text(scene.bottom.hand, scene.bottom.hand_visible),
     ]
+    if scene.pending is not None:
+        picked = _cards_text(scene.picked, True) if scene.picked else "nothing yet"
+        lines.append(f"  playing {card_name(scene.pending)}, picked: {picked}")
+    lines += [scene.last_play, scene.status]
+    return "\n".join(lines)
+
+
+def _scopone_ansi(scene: ScoponeScene) -> str:
+    lines = [scene.header, *scene.teams, "table    " + _cards_text(scene.table, True)]
+    width = max(len(label) for label, _, _ in scene.seats)
+    for label, hand, visible in scene.seats:
+        lines.append(f"{label:<{width}}  hand   {_cards_text(hand, visible)}")
     if scene.pending is not None:
         picked = _cards_text(scene.picked, True) if scene.picked else "nothing yet"
         lines.append(f"  playing {card_name(scene.pending)}, picked: {picked}")
@@ -204,8 +290,10 @@ def _draw_row(
         _draw_card(draw, x, y + (i // per_row) * (CARD_H + GAP), card if visible else None, edge)
 
 
-def to_rgb_array(scene: Scene) -> np.ndarray:
-    """The scene as an ``(HEIGHT, WIDTH, 3)`` uint8 image."""
+def to_rgb_array(scene: Scene | ScoponeScene) -> np.ndarray:
+    """The scene as an ``(HEIGHT, WIDTH, 3)`` uint8 image (``SCOPONE_HEIGHT`` for Scopone)."""
+    if isinstance(scene, ScoponeScene):
+        return _scopone_rgb_array(scene)
     from PIL import Image, ImageDraw
 
     image = Image.new("RGB", (WIDTH, HEIGHT), FELT)
@@ -224,4 +312,33 @@ def to_rgb_array(scene: Scene) -> np.ndarray:
         _draw_card(draw, x + GAP, 288, scene.pending, HIGHLIGHT)
     draw.text((MARGIN, 362), scene.last_play, fill=TEXT, font=text)
     draw.text((MARGIN, 386), scene.status, fill=HIGHLIGHT, font=text)
+    return np.array(image, dtype=np.uint8)
+
+
+SCOPONE_HEIGHT = 660
+
+
+def _scopone_rgb_array(scene: ScoponeScene) -> np.ndarray:
+    from PIL import Image, ImageDraw
+
+    image = Image.new("RGB", (WIDTH, SCOPONE_HEIGHT), FELT)
+    draw = ImageDraw.Draw(image)
+    text = _font(14)
+    draw.text((MARGIN, 8), scene.header, fill=TEXT, font=_font(16))
+    draw.text((MARGIN, 32), scene.teams[0], fill=TEXT, font=text)
+    draw.text((MARGIN, 52), scene.teams[1], fill=TEXT, font=text)
+    draw.text((MARGIN, 76), "table", fill=TEXT, font=text)
+    _draw_row(draw, 96, scene.table, True, marked=scene.picked, rows=2)
+    y = 226
+    for seat, (label, hand, visible) in enumerate(scene.seats):
+        colour = HIGHLIGHT if seat == scene.to_move else TEXT
+        draw.text((MARGIN, y), label, fill=colour, font=text)
+        _draw_row(draw, y + 18, hand, visible)
+        if seat == scene.to_move and scene.pending is not None:
+            x = WIDTH - MARGIN - CARD_W
+            draw.text((x - GAP, y + 26), "playing", fill=HIGHLIGHT, font=text, anchor="rm")
+            _draw_card(draw, x, y + 18, scene.pending, HIGHLIGHT)
+        y += 84
+    draw.text((MARGIN, y + 4), scene.last_play, fill=TEXT, font=text)
+    draw.text((MARGIN, y + 28), scene.status, fill=HIGHLIGHT, font=text)
     return np.array(image, dtype=np.uint8)

@@ -81,7 +81,11 @@ PRESETS: dict[str, dict[str, Any]] = {
 
 
 def resolve_rules(rules: Rules | str | dict[str, Any] | None) -> Rules:
-    """Accept a ``Rules``, a preset name, a mapping of options or ``None`` (the defaults)."""
+    """Accept a ``Rules``, a preset name, a mapping of options or ``None`` (the defaults).
+
+    A mapping may name a preset under ``"preset"``; its other options change that preset, so
+    ``{"preset": "napola", "target": 21}`` is napola played to 21.
+    """
     if rules is None:
         return Rules()
     if isinstance(rules, Rules):
@@ -89,5 +93,11 @@ def resolve_rules(rules: Rules | str | dict[str, Any] | None) -> Rules:
     if isinstance(rules, str):
         return Rules.preset(rules)
     if isinstance(rules, dict):
-        return Rules.from_dict(rules)
+        options = dict(rules)
+        preset = options.pop("preset", None)
+        if preset is None:
+            return Rules.from_dict(options)
+        if not isinstance(preset, str) or preset not in PRESETS:
+            raise ValueError(f"unknown rules preset {preset!r}; choose one of {sorted(PRESETS)}")
+        return Rules.from_dict({**PRESETS[preset], **options})
     raise ValueError(f"rules must be a Rules, a preset name or a dict, got {type(rules).__name__}")

@@ -15,6 +15,7 @@ come from ``action_masks()`` (what sb3-contrib's ``MaskablePPO`` calls) and ``in
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from collections.abc import Callable
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -27,7 +28,7 @@ from scopa_env.observation import OBS_HIGH, OBS_SIZE
 from scopa_env.rules import Rules
 from scopa_env.scopa_v0 import AGENTS, NUM_ACTIONS, IllegalActionError, raw_env
 
-__all__ = ["Opponent", "ScopaSingleAgentEnv"]
+__all__ = ["Opponent", "ScopaSingleAgentEnv", "check_opponent_rules"]
 
 ObsDict = dict[str, np.ndarray]
 
@@ -42,6 +43,22 @@ class Opponent(Protocol):
 OpponentLike = Opponent | Callable[[ObsDict], int] | str | None
 SEATS = ("alternate", "random")
 ILLEGAL_ACTIONS = ("lose", "raise")
+
+
+def check_opponent_rules(opponent: object, rules: Rules) -> None:
+    """Raise ``ValueError`` if a player object was built for other rules than the environment's.
+
+    A player keeps the rules it was built with (its ``rules`` attribute, also read through a
+    bound method such as ``agent.act``); with the defaults in a variant it would value cards as
+    in the default game. The target is left out: players read it from the observation.
+    """
+    owner = getattr(opponent, "__self__", opponent)
+    theirs = getattr(owner, "rules", None)
+    if isinstance(theirs, Rules) and dataclasses.replace(theirs, target=rules.target) != rules:
+        raise ValueError(
+            f"the opponent {owner!r} was built for other rules than the environment's ({rules}); "
+            "build it with rules=env.rules, or pass its name to have it built so"
+        )
 
 
 def _resolve_opponent(
@@ -67,6 +84,7 @@ def _resolve_opponent(
             p.name == "rules" or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters
         )
         opponent = make_agent(opponent, rules=rules) if accepts_rules else make_agent(opponent)
+    check_opponent_rules(opponent, rules)
     reset = getattr(opponent, "reset", None)
     reset = reset if callable(reset) else None
     act = getattr(opponent, "act", None)

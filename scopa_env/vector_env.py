@@ -47,6 +47,7 @@ from gymnasium.vector.utils import batch_space
 from scopa_env.batched import NUM_ACTIONS, BatchedScopa, BatchStep, random_legal_actions
 from scopa_env.observation import OBS_HIGH, OBS_SIZE
 from scopa_env.rules import Rules, resolve_rules
+from scopa_env.single_agent import check_opponent_rules
 
 __all__ = ["LearnerBatch", "ScopaVecEnv", "ScopaVectorEnv", "sb3_opponent"]
 
@@ -81,6 +82,7 @@ def _resolve_opponent(
         from agents import make_agent
 
         opponent = make_agent(opponent, rules=rules, seed=seed)
+    check_opponent_rules(opponent, rules)
     act_batch = getattr(opponent, "act_batch", None)
     if callable(act_batch):
         return act_batch

@@ -14,13 +14,36 @@ from agents import (
     make_agent,
 )
 from agents.determinize import Determinizer, InfoState
+from agents.greedy import MoveValuer
+from agents.values import CardValues, napola_gain, napola_swing, sure_points
 from scopa_env import scopa_v0
-from scopa_env.cards import cards_of, mask_of, parse_cards
-from scopa_env.engine import Deal
+from scopa_env.captures import consistent_sets, pickable_cards
+from scopa_env.cards import card_name, cards_of, mask_of, parse_card, parse_cards
+from scopa_env.engine import Deal, Move
 from scopa_env.observation import encode
 from scopa_env.rules import PRESETS, Rules
 
 PRESET_NAMES = sorted(PRESETS)
+#: Every preset alone and with the options combined, and every scoring and capture option at
+#: once (scopa a quindici excludes ace takes all).
+RULE_SETS = {
+    **{name: Rules.preset(name) for name in PRESET_NAMES},
+    **{
+        f"{name}+options": Rules.preset(
+            name, target=16, fewest_cards_capture=True, last_play_scopa=True
+        )
+        for name in PRESET_NAMES
+    },
+    "everything": Rules(
+        target=21,
+        fewest_cards_capture=True,
+        last_play_scopa=True,
+        ace_takes_all=True,
+        ace_sweep_scopa=True,
+        napola=True,
+        re_bello=True,
+    ),
+}
 
 
 def play_recorded(env, players, seed: int, deck_seed: int):
@@ -48,9 +71,9 @@ def all_players(rules: Rules) -> list:
     ]
 
 
-@pytest.mark.parametrize("preset", PRESET_NAMES)
-def test_every_player_plays_only_legal_actions(preset: str) -> None:
-    rules = Rules.preset(preset)
+@pytest.mark.parametrize("name", sorted(RULE_SETS))
+def test_every_player_plays_only_legal_actions(name: str) -> None:
+    rules = RULE_SETS[name]
     env = scopa_v0.raw_env(rules=rules, episode="deal")
     players = all_players(rules)
     picks = 0
@@ -64,9 +87,9 @@ def test_every_player_plays_only_legal_actions(preset: str) -> None:
     assert picks > 0  # the capture-choice phase was exercised too
 
 
-@pytest.mark.parametrize("preset", PRESET_NAMES)
-def test_greedy_batch_matches_scalar(preset: str) -> None:
-    rules = Rules.preset(preset)
+@pytest.mark.parametrize("name", sorted(RULE_SETS))
+def test_greedy_batch_matches_scalar(name: str) -> None:
+    rules = RULE_SETS[name]
     env = scopa_v0.raw_env(rules=rules, episode="deal")
     greedy, rnd = GreedyAgent(rules), RandomAgent(seed=0)
     observations, masks = [], []
@@ -269,3 +292,217 @@ def test_ismcts_beats_greedy_on_a_small_sample() -> None:
 
     _, summaries, _ = evaluate(["ismcts:iterations=100", "greedy"], deals=16, seed=0)
     assert summaries[0].points_per_deal > 0
+
+
+# Variants: hand-built positions where the variant's right choice is not the default game's ----
+
+
+def _position(
+    rules: Rules,
+    hand: str,
+    table: str,
+    mine: str = "",
+    theirs: str = "",
+    dealer: bool = False,
+    opp_hand: str = "",
+    stock: int | None = None,
+) -> Deal:
+    """A deal in which player 0 is to move with ``hand`` on ``table``, piles as given.
+
+    Player 0 is the first player, or the dealer (then the opponent holds one card fewer). The
+    cards not named are unseen, coins first so that they stay unseen: the opponent's hand (after
+    ``opp_hand``), then the stock (whole rounds, or ``stock`` cards); any others go to the two
+    piles in turn.
+    """
+    named = [parse_cards(text) for text in (hand, table, mine, theirs, opp_hand)]
+    used = {card for cards in named for card in cards}
+    free = sorted((c for c in range(40) if c not in used), key=lambda c: (c >= 10, c))
+    size = len(named[0]) - (1 if dealer else 0) - len(named[4])
+    opp, free = [*named[4], *free[:size]], free[size:]
+    stock = len(free) // 6 * 6 if stock is None else stock
+    stock_cards, rest = free[:stock], free[stock:]
+    return Deal.from_position(
+        hands=(named[0], opp),
+        table=named[1],
+        stock=stock_cards,
+        captures=([*named[2], *rest[0::2]], [*named[3], *rest[1::2]]),
+        current_player=0,
+        first_player=1 if dealer else 0,
+        last_capturer=0,
+        rules=rules,
+    )
+
+
+def _observe(deal: Deal, pending: int | None = None, picked: int = 0) -> dict[str, np.ndarray]:
+    """Player 0's observation dict, as ``scopa_v0`` builds it (play or pick phase)."""
+    m = deal.masks
+    obs = encode(
+        m["hands"], m["table"], m["piles"], m["played"], len(deal.stock), deal.scope,
+        deal.last_capturer, deal.dealer, 0, pending_card=pending, picked=picked,
+    )  # fmt: skip
+    mask = np.zeros(80, dtype=np.int8)
+    if pending is None:
+        mask[list(deal.hands[0])] = 1
+    else:
+        options = tuple(mask_of(s) for s in deal.capture_options(pending))
+        mask[[40 + c for c in cards_of(pickable_cards(options, picked))]] = 1
+    return {"observation": obs, "action_mask": mask}
+
+
+def decide(player, deal: Deal) -> str:
+    """The whole move ``player`` makes, by ``scopa_v0``'s protocol: the card, then picks."""
+    card = player.act(_observe(deal))
+    assert 0 <= card < 40
+    options = tuple(mask_of(s) for s in deal.capture_options(card))
+    picked = 0
+    while len(consistent_sets(options, picked)) > 1:
+        action = player.act(_observe(deal, pending=card, picked=picked))
+        assert action >= 40
+        picked |= 1 << (action - 40)
+    left = consistent_sets(options, picked)
+    return str(Move(card, frozenset(cards_of(left[0] if left else 0))))
+
+
+def move(card: str, capture: str = "") -> str:
+    """A move as ``decide`` writes it: ``move("7C", "7S") == "7C x 7S"``."""
+    return str(Move(parse_card(card), frozenset(parse_cards(capture))))
+
+
+def players(rules: Rules, iterations: int = 300) -> dict[str, object]:
+    return {
+        "greedy": GreedyAgent(rules),
+        "heuristic": HeuristicAgent(rules),
+        "ismcts": ISMCTSAgent(rules, iterations=iterations, seed=0),
+    }
+
+
+def test_napola_completing_the_coin_run() -> None:
+    """My pile holds AD and 3D: 2C x 2D makes napola (3 points, RULES.md 5), worth more than a
+    seven. In the default game the seven of swords (primiera) is the better take."""
+    position = {"hand": "2C 7C", "table": "2D 7S KB", "mine": "AD 3D"}
+    for name, player in players(Rules()).items():
+        if name != "ismcts":
+            assert decide(player, _position(Rules(), **position)) == move("7C", "7S"), name
+    napola = Rules.preset("napola")
+    for name, player in players(napola).items():
+        assert decide(player, _position(napola, **position)) == move("2C", "2D"), name
+
+
+def test_napola_coins_are_worth_nothing_once_the_run_is_split() -> None:
+    """AD is in the opponent's pile and 3D in mine: nobody can score napola, so 2D is only a
+    coin and the players take the seven as in the default game."""
+    napola = Rules.preset("napola")
+    position = {"hand": "2C 7C", "table": "2D 7S KB", "mine": "3D", "theirs": "AD"}
+    for name, player in players(napola).items():
+        if name != "ismcts":
+            assert decide(player, _position(napola, **position)) == move("7C", "7S"), name
+    values = CardValues()
+    assert values.napola_values(napola, mask_of(parse_cards("3D")), 1) == (0,) * 10
+
+
+def test_napola_values_come_from_the_scoring_table() -> None:
+    """Expected napola points with the free coins split evenly (RULES.md 5: A-2-3 is 3 points,
+    plus one per further coin in sequence)."""
+    assert napola_swing(0, 0) == 0.0
+    a23 = mask_of(parse_cards("AD 2D 3D"))
+    # A-2-3 mine, the other seven coins even: 3 + 1/2 + 1/4 + ... + 1/128 points.
+    assert napola_swing(a23, 0) == pytest.approx(3 + sum(0.5**k for k in range(1, 8)))
+    # The last card of the run doubles the chance from a half to certain.
+    assert napola_gain(mask_of(parse_cards("AD 3D")), 0, 1 << parse_card("2D")) == round(
+        100 * (napola_swing(a23, 0) - napola_swing(a23 & ~2, 0))
+    )
+    # At the start of a deal the ace, two and three are each worth about a point.
+    start = CardValues().napola_values(Rules(napola=True), 0, 0)
+    assert start[0] == start[1] == start[2] == 100
+    assert start[0] > start[3] > start[4] > start[9] >= 0
+    # Taking 2D and 3D together next to my AD makes the run: more than the two cards apart.
+    ad = mask_of(parse_cards("AD"))
+    both = mask_of(parse_cards("2D 3D"))
+    assert CardValues().napola_correction(Rules(napola=True), ad, 0, both) > 0
+    assert CardValues().napola_correction(Rules(), ad, 0, both) == 0
+
+
+def test_re_bello_is_a_point() -> None:
+    """Re bello scores KD one point (RULES.md 5): KC x KD beats taking a seven."""
+    position = {"hand": "KC 7C", "table": "KD 7S QB"}
+    for name, player in players(Rules()).items():
+        if name != "ismcts":
+            assert decide(player, _position(Rules(), **position)) == move("7C", "7S"), name
+    re_bello = Rules.preset("re_bello")
+    for name, player in players(re_bello).items():
+        assert decide(player, _position(re_bello, **position)) == move("KC", "KD"), name
+    assert [card_name(c) for c, p in enumerate(sure_points(re_bello)) if p] == ["7D", "KD"]
+    assert [card_name(c) for c, p in enumerate(sure_points(Rules())) if p] == ["7D"]
+
+
+@pytest.mark.parametrize("preset", ["scopa_d_assi", "asso_pigliatutto"])
+def test_ace_takes_the_whole_table(preset: str) -> None:
+    """I deal, hold AC 2C with JD QB KS on the table; the opponent's last card is AS.
+
+    Default: nothing captures; trailing 2C keeps AC to take AS and the leftovers with the last
+    card. Ace takes all (RULES.md 7): AC takes the three cards now, while a trailed 2C would let
+    AS take all four.
+    """
+    position = {"hand": "AC 2C", "table": "JD QB KS", "dealer": True, "opp_hand": "AS", "stock": 0}
+    for name, player in players(Rules()).items():
+        assert decide(player, _position(Rules(), **position)) == move("2C"), name
+    rules = Rules.preset(preset)
+    for name, player in players(rules).items():
+        assert decide(player, _position(rules, **position)) == move("AC", "JD QB KS"), name
+
+
+def test_ace_sweep_scores_a_scopa_only_in_asso_pigliatutto() -> None:
+    """Asso pigliatutto, I deal and hold AC 7C on 7S KB, the opponent's last card is 5B: AC's
+    sweep now is a scopa, and 7C then takes the rest; 7C x 7S first leaves AC a sweep on the
+    last play, no scopa. By default AC cannot capture at all.
+    Scopa d'assi, AC KC on a lone KS: only the king's sweep is a scopa (then AC takes 5B)."""
+    position = {"hand": "AC 7C", "table": "7S KB", "dealer": True, "opp_hand": "5B", "stock": 0}
+    for name, player in players(Rules()).items():
+        if name != "ismcts":  # a tie: 7C x 7S or the trail of AC end with the same cards
+            assert decide(player, _position(Rules(), **position)) == move("7C", "7S"), name
+    asso = Rules.preset("asso_pigliatutto")
+    for name, player in players(asso).items():
+        assert decide(player, _position(asso, **position)) == move("AC", "7S KB"), name
+    d_assi = Rules.preset("scopa_d_assi")
+    for name, player in players(d_assi).items():
+        deal = _position(d_assi, **{**position, "hand": "AC KC", "table": "KS"})
+        assert decide(player, deal) == move("KC", "KS"), name
+    ks, ac = mask_of(parse_cards("KS")), parse_card("AC")
+    assert MoveValuer(asso).scores_sweep(ks, ac, ks, last_play=False)
+    assert not MoveValuer(d_assi).scores_sweep(ks, ac, ks, last_play=False)
+    assert not MoveValuer(asso).scores_sweep(ks, ac, ks, last_play=True)
+
+
+def test_scopa_a_quindici_takes_what_makes_fifteen() -> None:
+    """Quindici: a jack (8) takes the settebello (8 + 7 = 15); the seven takes the jack.
+    In the default game the seven takes the settebello."""
+    position = {"hand": "7C JC", "table": "JS 7D KB"}
+    for name, player in players(Rules()).items():
+        if name != "ismcts":
+            assert decide(player, _position(Rules(), **position)) == move("7C", "7D"), name
+    quindici = Rules.preset("scopa_a_quindici")
+    for name, player in players(quindici).items():
+        assert decide(player, _position(quindici, **position)) == move("JC", "7D"), name
+
+
+def test_fewest_cards_capture_limits_the_choice() -> None:
+    """6C on AD 2D 3D 4S: three coins and an ace by default; only {2D, 4S} with
+    fewest_cards_capture (RULES.md 3, case 7)."""
+    position = {"hand": "6C", "table": "AD 2D 3D 4S"}
+    for name, player in players(Rules()).items():
+        assert decide(player, _position(Rules(), **position)) == move("6C", "AD 2D 3D"), name
+    fewest = Rules(fewest_cards_capture=True)
+    for name, player in players(fewest).items():
+        assert decide(player, _position(fewest, **position)) == move("6C", "2D 4S"), name
+
+
+def test_last_play_scopa_is_worth_setting_up() -> None:
+    """I deal and hold 7C KC; the opponent's last card is 3S, the stock is empty, the table too.
+    Trailing 7C lets KC sweep 7C 3S with the deal's last card: a scopa under last_play_scopa.
+    Otherwise both orders give me the same cards, and greedy trails the king."""
+    position = {"hand": "7C KC", "table": "", "dealer": True, "opp_hand": "3S", "stock": 0}
+    assert decide(GreedyAgent(), _position(Rules(), **position)) == move("KC")
+    last = Rules(last_play_scopa=True)
+    deal = _position(last, **position)
+    assert decide(ISMCTSAgent(last, iterations=40, seed=0), deal) == move("7C")
+    assert decide(GreedyAgent(last), deal) == move("KC")  # greedy looks one move ahead only

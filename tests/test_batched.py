@@ -44,6 +44,18 @@ CONFIGS: dict[str, dict[str, Any]] = {
         "fewest_cards_capture": True,
         "last_play_scopa": True,
     },
+    # Every preset with options and a target of its own (short matches end in the test).
+    "d_assi_last_target": Rules.preset("scopa_d_assi", last_play_scopa=True, target=4).to_dict(),
+    "quindici_last_target": Rules.preset(
+        "scopa_a_quindici", last_play_scopa=True, target=5
+    ).to_dict(),
+    "napola_re_bello_fewest": Rules.preset(
+        "napola", re_bello=True, fewest_cards_capture=True, target=21
+    ).to_dict(),
+    "re_bello_last_target": Rules.preset("re_bello", last_play_scopa=True, target=6).to_dict(),
+    "asso_napola_no_redeal": Rules.preset(
+        "asso_pigliatutto", napola=True, redeal_three_kings=False, target=16
+    ).to_dict(),
 }
 MODES = (("match", "match"), ("deal", "points"), ("deal", "match"), ("match", "points"))
 AGENTS = ("player_0", "player_1")

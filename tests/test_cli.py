@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import argparse
 import subprocess
 import sys
 
 import pytest
 
+from scopa_env.rules import Rules
 from training import cli
+from training.rules_args import (
+    add_rules_arguments,
+    describe_rules,
+    parse_rule_option,
+    rules_from_args,
+)
 
 
 def test_help_lists_available_commands(capsys: pytest.CaptureFixture[str]) -> None:
@@ -54,3 +62,61 @@ def test_demo_plays_a_match_to_the_end(preset: str, capsys: pytest.CaptureFixtur
     assert lines[0].startswith(f"scopa demo: rules={preset}")
     assert any(line.startswith("deal  1") for line in lines)
     assert " wins " in lines[-1]
+
+
+def test_demo_takes_rule_options(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["demo", "--seed", "2", "--rules", "re_bello", "--rule", "napola=true", "--target", "4"]
+    assert cli.main(argv) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("scopa demo: rules=re_bello napola=true target=4")
+    assert "napola" in lines[2] and "re_bello" in lines[2]
+
+
+@pytest.mark.parametrize(
+    ("text", "option"),
+    [
+        ("target=21", ("target", 21)),
+        ("fewest_cards_capture=TRUE", ("fewest_cards_capture", True)),
+        ("last_play_scopa=off", ("last_play_scopa", False)),
+        ("capture_sum=15", ("capture_sum", 15)),
+        ("capture_sum=none", ("capture_sum", None)),
+        (" napola = yes ", ("napola", True)),
+    ],
+)
+def test_rule_options_are_typed(text: str, option: tuple) -> None:
+    assert parse_rule_option(text) == option
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("colour=red", "unknown rule option 'colour'"),
+        ("napola", "KEY=VALUE"),
+        ("target=eleven", "rule option target takes an integer, got 'eleven'"),
+        ("re_bello=2", "rule option re_bello takes true or false, got '2'"),
+        ("capture_sum=x", "rule option capture_sum takes an integer or none"),
+    ],
+)
+def test_bad_rule_options_name_the_option(text: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        parse_rule_option(text)
+
+
+def test_rules_from_the_command_line_and_their_description() -> None:
+    def rules(*argv: str) -> Rules:
+        parser = argparse.ArgumentParser()
+        add_rules_arguments(parser)
+        return rules_from_args(parser.parse_args(argv))
+
+    assert rules() == Rules()
+    napola = rules("--rules", "napola", "--rule", "target=21", "--rule", "re_bello=true")
+    assert napola == Rules(napola=True, re_bello=True, target=21)
+    assert rules("--rules", "napola", "--target", "16").target == 16
+    with pytest.raises(ValueError, match="disagree"):
+        rules("--target", "16", "--rule", "target=21")
+    with pytest.raises(ValueError, match="ace_sweep_scopa needs ace_takes_all"):
+        rules("--rules", "asso_pigliatutto", "--rule", "ace_takes_all=false")
+    assert describe_rules(Rules()) == "scopa (target 11)"
+    assert describe_rules(napola) == "napola (target 21, re_bello=true)"
+    asso = Rules.preset("asso_pigliatutto", fewest_cards_capture=True)
+    assert describe_rules(asso) == "asso_pigliatutto (target 11, fewest_cards_capture=true)"

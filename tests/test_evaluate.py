@@ -167,3 +167,52 @@ def test_a_checkpoint_rewritten_in_place_is_loaded_again(tmp_path, monkeypatch):
     checkpoint.write_bytes(b"second, longer")
     assert evaluate._player(spec, Rules()) is not first
     assert len(builds) == 2
+
+
+def test_cli_takes_rule_options(tmp_path, monkeypatch, capsys) -> None:
+    from training import evaluate as harness
+
+    used: list[Rules] = []
+    real = harness.evaluate
+
+    def spy(*args, **kwargs):
+        used.append(kwargs["rules"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(harness, "evaluate", spy)
+    code = cli.main(
+        ["eval", "greedy", "heuristic", "--deals", "2", "--rules", "napola", "--rule",
+         "target=21", "--rule", "fewest_cards_capture=true", "--out", str(tmp_path),
+         "--no-progress"]
+    )  # fmt: skip
+    assert code == 0
+    assert used == [Rules.preset("napola", target=21, fewest_cards_capture=True)]
+    assert "napola (target 21, fewest_cards_capture=true)" in (tmp_path / "report.md").read_text()
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["eval", "greedy", "random", "--rule", "napola=maybe"])
+    assert exit_info.value.code == 2
+    assert "rule option napola takes true or false, got 'maybe'" in capsys.readouterr().err
+    with pytest.raises(SystemExit, match="cannot be combined with capture_sum=15"):
+        cli.main(["eval", "greedy", "random", "--rules", "scopa_a_quindici", "--rule",
+                  "ace_takes_all=true"])  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "rules",
+    [
+        Rules.preset("scopa_d_assi", last_play_scopa=True),
+        Rules.preset("asso_pigliatutto", fewest_cards_capture=True),
+        Rules.preset("scopa_a_quindici", fewest_cards_capture=True, last_play_scopa=True),
+        Rules.preset("napola", re_bello=True, target=5),
+    ],
+    ids=["d_assi+last", "asso+fewest", "quindici+fewest+last", "napola+re_bello"],
+)
+def test_every_baseline_plays_the_variants(rules: Rules) -> None:
+    records, summaries, _ = evaluate(
+        ["random", "greedy", "heuristic", "ismcts:iterations=10"], deals=1, matches=1,
+        rules=rules, seed=4,
+    )  # fmt: skip
+    assert len(summaries) == 6 and all(s.deal_pairs == 1 for s in summaries)
+    matches = [r for r in records if r.kind == "match"]
+    assert all(max(r.points_a, r.points_b) >= rules.target for r in matches)

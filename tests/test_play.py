@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from scopa_env.cards import parse_card, parse_cards
+from scopa_env.rules import Rules
 from scopa_env.scopa_v0 import raw_env
 from training.play import QuitGame, _actions_for, ask_move, play_match
 
@@ -89,3 +90,49 @@ def test_a_whole_match_against_an_agent(monkeypatch):
     assert winner in {"player_0", "player_1", None}
     assert any(line.startswith("End of the deal") for line in said)
     assert env.match.is_over
+
+
+def test_rules_presets_and_options_reach_the_game(monkeypatch, capsys):
+    from training import cli, play
+
+    seen = {}
+
+    def fake_match(env, opponent, human=0, seed=None):
+        seen["env"], seen["opponent"] = env.rules, opponent.__self__.rules
+
+    monkeypatch.setattr(play, "play_match", fake_match)
+    argv = ["play", "--opponent", "heuristic", "--rules", "napola", "--rule", "target=21",
+            "--rule", "fewest_cards_capture=true"]  # fmt: skip
+    assert cli.main(argv) == 0
+    expected = Rules.preset("napola", target=21, fewest_cards_capture=True)
+    assert seen == {"env": expected, "opponent": expected}
+    assert "Rules: napola (target 21, fewest_cards_capture=true)" in capsys.readouterr().out
+
+
+def test_bad_rule_options_are_clear_errors(capsys):
+    from training import cli
+
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["play", "--rule", "colour=red"])
+    assert exit_info.value.code == 2
+    assert "unknown rule option 'colour'" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        cli.main(["play", "--rule", "last_play_scopa=perhaps"])
+    assert "last_play_scopa takes true or false, got 'perhaps'" in capsys.readouterr().err
+    assert cli.main(["play", "--rules", "scopa_a_quindici", "--rule", "ace_takes_all=1"]) == 2
+    assert "cannot be combined with capture_sum=15" in capsys.readouterr().out
+
+
+def test_a_whole_match_in_a_variant():
+    from agents import GreedyAgent
+
+    rules = Rules.preset("asso_pigliatutto", target=4, last_play_scopa=True)
+    env = raw_env(rules=rules, render_mode="ansi", show_hands="player_0")
+    said: list[str] = []
+
+    def human(prompt: str) -> str:
+        return str(env.deal.legal_moves()[-1]).replace("(trail)", "")
+
+    winner = play_match(env, GreedyAgent(rules).act, seed=5, ask=human, say=said.append)
+    assert winner in {"player_0", "player_1"}
+    assert max(env.match.scores) >= 4

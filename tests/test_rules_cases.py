@@ -15,7 +15,7 @@ import pytest
 
 from scopa_env.cards import card_name, parse_card
 from scopa_env.engine import Deal, IllegalMoveError, Match, Move, needs_redeal
-from scopa_env.rules import Rules
+from scopa_env.rules import Rules, resolve_rules
 
 ALL_CARDS = frozenset(range(40))
 SUITS = "DCSB"
@@ -946,6 +946,20 @@ def test_rules_unknown_preset():
         Rules.preset("briscola")
     with pytest.raises(ValueError):
         Rules.preset("")
+
+
+def test_resolve_rules_takes_a_preset_with_options():
+    assert resolve_rules({"preset": "napola", "target": 21}) == Rules(napola=True, target=21)
+    assert resolve_rules({"preset": "scopa_d_assi", "last_play_scopa": True}) == Rules.preset(
+        "scopa_d_assi", last_play_scopa=True
+    )
+    assert resolve_rules({"re_bello": True}) == Rules.preset("re_bello")
+    with pytest.raises(ValueError, match="unknown rules preset 'briscola'"):
+        resolve_rules({"preset": "briscola"})
+    with pytest.raises(ValueError, match=r"unknown rule option\(s\) \['colour'\]"):
+        resolve_rules({"preset": "napola", "colour": "red"})
+    with pytest.raises(ValueError, match="ace_sweep_scopa needs ace_takes_all"):
+        resolve_rules({"preset": "asso_pigliatutto", "ace_takes_all": False})
 
 
 def test_rules_valid_combinations():

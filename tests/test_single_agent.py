@@ -252,3 +252,14 @@ def test_maskable_ppo_learns_for_a_few_hundred_steps() -> None:
         obs, _, terminated, _, _ = env.step(int(action))
         if terminated:
             break
+
+
+def test_an_opponent_built_for_other_rules_is_refused() -> None:
+    with pytest.raises(ValueError, match="other rules than the environment's"):
+        ScopaSingleAgentEnv(opponent=agents.GreedyAgent(), rules="napola")
+    with pytest.raises(ValueError, match="other rules"):  # also through a bound method
+        ScopaSingleAgentEnv(opponent=agents.HeuristicAgent("re_bello").act, rules="napola")
+    # The target is read from the observation, so it may differ.
+    napola = agents.GreedyAgent("napola")
+    env = ScopaSingleAgentEnv(opponent=napola, rules={"preset": "napola", "target": 21})
+    assert env.aec.rules.target == 21

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import torch
 
+from scopa_env.rules import PRESETS, Rules
 from training.config import ConfigError, load_config, parse_overrides, validate
 from training.selfplay import OpponentPool, Snapshot
 
@@ -21,6 +22,28 @@ CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 def test_shipped_configs_validate(name: str) -> None:
     config = load_config(CONFIGS / name)
     assert config.name == name.removesuffix(".yaml")
+
+
+VARIANTS = sorted(set(PRESETS) - {"scopa"})
+
+
+def test_every_preset_has_a_variant_config() -> None:
+    assert sorted(path.stem for path in (CONFIGS / "variants").glob("*.yaml")) == VARIANTS
+
+
+@pytest.mark.parametrize("name", VARIANTS)
+def test_variant_configs_validate_and_take_rule_options(name: str) -> None:
+    path = CONFIGS / "variants" / f"{name}.yaml"
+    config = load_config(path)
+    assert config.name == name
+    assert config.resolved_rules() == Rules.preset(name)
+    assert config.warm_start.teacher == "heuristic"
+    assert config.eval.best_against == "greedy"
+    # Dotted overrides change options of the config's preset; a name replaces it.
+    changed = load_config(path, ["rules.target=21", "rules.last_play_scopa=true"])
+    assert changed.rules == {"preset": name, "target": 21, "last_play_scopa": True}
+    assert changed.resolved_rules() == Rules.preset(name, target=21, last_play_scopa=True)
+    assert load_config(path, ["rules=scopa"]).resolved_rules() == Rules()
 
 
 @pytest.mark.parametrize(
@@ -38,6 +61,9 @@ def test_shipped_configs_validate(name: str) -> None:
         ({"reward": "win"}, "reward", "'points' or 'match'"),
         ({"rules": "scopone"}, "rules", "unknown rules preset"),
         ({"rules": {"target": 0}}, "rules", "target"),
+        ({"rules": {"preset": "scopone"}}, "rules", "unknown rules preset"),
+        ({"rules": {"preset": "napola", "colour": "red"}}, "rules", "unknown rule option"),
+        ({"rules": {"preset": "scopa_a_quindici", "ace_takes_all": True}}, "rules", "combined"),
         ({"selfplay": {"opponents": {"random": 0.7}}}, "selfplay.opponents", "sum to 1"),
         ({"selfplay": {"opponents": {"human": 1.0}}}, "selfplay.opponents", "unknown opponent"),
         ({"selfplay": {"opponents": {"snapshot": 1.0}}}, "selfplay.opponents", "or heuristic"),
@@ -273,3 +299,50 @@ def test_heuristic_opponent_plays_whole_deals_in_the_pool() -> None:
     assert len(returns) >= 8
     assert np.mean(returns) < -0.5  # the heuristic player beats random by about two points
     assert set(env.take_results()) == {"heuristic"}
+
+
+def test_tiny_run_on_a_variant_uses_its_rules_everywhere(tmp_path: Path, monkeypatch) -> None:
+    """Warm start teacher, pool baselines, training engine and evaluations: all on the config's
+    rules (a preset with an option), never the default game."""
+    from agents.base import RuleAgent
+    from scopa_env.batched import BatchedScopa
+    from training import evaluate as harness
+    from training.train import train
+
+    seen: list[tuple[str, Rules]] = []
+
+    def spy(init):
+        def wrapped(self, *args, **kwargs):
+            init(self, *args, **kwargs)
+            seen.append((type(self).__name__, self.rules))
+
+        return wrapped
+
+    monkeypatch.setattr(RuleAgent, "__init__", spy(RuleAgent.__init__))
+    monkeypatch.setattr(BatchedScopa, "__init__", spy(BatchedScopa.__init__))
+    run_task = harness.run_task
+    monkeypatch.setattr(
+        harness, "run_task", lambda task: seen.append(("evaluation", task.rules)) or run_task(task)
+    )
+    rules = {"preset": "scopa_a_quindici", "fewest_cards_capture": True}
+    evaluation = {**TINY["eval"], "opponents": ["greedy"], "best_against": "greedy"}
+    teacher = {**TINY["warm_start"], "teacher": "heuristic"}
+    config = validate(_tiny(rules=rules, eval=evaluation, warm_start=teacher))
+    train(config, tmp_path / "run", progress=False)
+    expected = Rules.preset("scopa_a_quindici", fewest_cards_capture=True)
+    assert {"HeuristicAgent", "GreedyAgent", "BatchedScopa", "evaluation"} <= {k for k, _ in seen}
+    assert all(used == expected for _, used in seen), seen
+    report = (tmp_path / "run" / "report.md").read_text()
+    assert "scopa_a_quindici (target 11, fewest_cards_capture=true)" in report
+
+
+def test_warm_start_too_small_to_finish_an_episode_is_a_clear_error() -> None:
+    from agents.greedy import GreedyAgent
+    from agents.random_agent import RandomAgent
+    from training.selfplay import PoolVecEnv
+    from training.warm_start import collect
+
+    pool = OpponentPool({"random": 1.0}, 1, seed=0)
+    env = PoolVecEnv(16, 2, pool, {"random": RandomAgent(seed=1)}, seed=0)
+    with pytest.raises(ValueError, match="warm_start.samples=64 .* too few to finish"):
+        collect(env, GreedyAgent(), samples=64, gamma=1.0)

@@ -173,3 +173,13 @@ def test_maskable_ppo_learns_a_few_steps_and_plays_as_opponent() -> None:
     rng = np.random.default_rng(6)
     for _ in range(30):
         _, _, _, _, info = frozen.step(random_actions(info["action_mask"], rng))
+
+
+def test_an_opponent_built_for_other_rules_is_refused() -> None:
+    from agents import GreedyAgent
+
+    with pytest.raises(ValueError, match="other rules than the environment's"):
+        ScopaVectorEnv(4, rules="scopa_d_assi", opponent=GreedyAgent())
+    env = ScopaVectorEnv(4, rules="scopa_d_assi", opponent=GreedyAgent("scopa_d_assi"), seed=0)
+    env.reset(seed=0)
+    env.close()

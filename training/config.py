@@ -178,7 +178,8 @@ class TrainConfig(_Section):
     seed: int = Field(0, ge=0)
     #: Run folder; ``null`` means ``runs/NAME-TIMESTAMP``.
     run_dir: str | None = None
-    #: A rules preset name or a mapping of rule options (see ``scopa_env.rules.Rules``).
+    #: A rules preset name (``napola``) or a mapping of rule options, which may name the preset
+    #: it changes (``{preset: napola, target: 21}``); see ``scopa_env.rules.resolve_rules``.
     rules: str | dict[str, Any] = "scopa"
     #: ``deal``: an episode is one deal; ``match``: a match to the target.
     episode: Literal["deal", "match"] = "deal"
@@ -255,11 +256,26 @@ def parse_overrides(items: list[str]) -> dict[str, Any]:
 def _merge(base: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
     merged = dict(base)
     for key, value in update.items():
-        if isinstance(value, dict) and isinstance(merged.get(key), dict) and key != "rules":
+        if key == "rules":
+            merged[key] = _merge_rules(merged.get(key), value)
+        elif isinstance(value, dict) and isinstance(merged.get(key), dict):
             merged[key] = _merge(merged[key], value)
         else:
             merged[key] = value
     return merged
+
+
+def _merge_rules(base: Any, update: Any) -> Any:
+    """A preset name replaces the config's rules; options change them.
+
+    ``rules.target=21`` (or ``rules={target: 21}``) on ``rules: napola`` gives
+    ``{preset: napola, target: 21}``: napola played to 21, not the default game to 21.
+    """
+    if not isinstance(update, dict):
+        return update
+    if isinstance(base, str):
+        base = {"preset": base}
+    return {**base, **update} if isinstance(base, dict) else update
 
 
 def _format_errors(error: ValidationError, source: str) -> str:

@@ -8,7 +8,7 @@ from collections.abc import Callable
 import numpy as np
 
 from scopa_env.engine import Deal, Match, Move
-from scopa_env.rules import PRESETS, Rules
+from training.rules_args import add_rules_arguments, rules_from_args
 
 Player = Callable[[Deal, np.random.Generator], Move]
 
@@ -31,10 +31,7 @@ def greedy_player(deal: Deal, rng: np.random.Generator) -> Move:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=None, help="random seed (default: fresh)")
-    parser.add_argument(
-        "--rules", default="scopa", choices=sorted(PRESETS), help="rules preset (default: scopa)"
-    )
-    parser.add_argument("--target", type=int, default=None, help="points to win the match")
+    add_rules_arguments(parser)
     parser.add_argument("--moves", action="store_true", help="also print every play")
 
 
@@ -43,11 +40,14 @@ def run(args: argparse.Namespace) -> int:
         args.seed if args.seed is not None else int(np.random.SeedSequence().generate_state(1)[0])
     )
     rng = np.random.default_rng(seed)
-    overrides = {} if args.target is None else {"target": args.target}
-    rules = Rules.preset(args.rules, **overrides)
+    try:
+        rules = rules_from_args(args)
+    except ValueError as error:
+        raise SystemExit(f"scopa demo: {error}") from None
     players: tuple[tuple[str, Player], ...] = (("random", random_player), ("greedy", greedy_player))
 
-    print(f"scopa demo: rules={args.rules} target={rules.target} seed={seed}")
+    options = "".join(f" {k}={str(v).lower()}" for k, v in args.rule if k != "target")
+    print(f"scopa demo: rules={args.rules}{options} target={rules.target} seed={seed}")
     print("  ".join(f"P{i} {name}" for i, (name, _) in enumerate(players)))
     shown = CATEGORIES + tuple(name for name in ("re_bello", "napola") if getattr(rules, name))
     match = Match(rules, first_dealer=int(rng.integers(2)))

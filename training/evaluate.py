@@ -6,6 +6,10 @@ every player's own randomness come from ``--seed``, so a run is reproducible wha
 of worker processes. Games are played through ``scopa_v0`` (``episode="deal"`` with the deck in
 the reset options; ``episode="match"`` with the same seed for both matches of a duplicate pair).
 
+``--game scopone`` (or ``scopone_scientifico``) plays four-player Scopone through ``scopone_v0``
+instead: A and B are partnerships, two copies of each player sitting alternately (A in seats 0
+and 2, then, with the same deck, in seats 1 and 3), and every result below is the partnership's.
+
 Reported per pairing (player A against player B):
 
 - points per deal: A's points minus B's in a deal, averaged; the 95% confidence interval is a
@@ -41,10 +45,11 @@ from typing import Any, Literal
 
 import numpy as np
 
-from scopa_env import scopa_v0
+from scopa_env import scopa_v0, scopone_v0
 from scopa_env.cards import NUM_CARDS
-from scopa_env.engine import needs_redeal
-from scopa_env.rules import PRESETS, Rules, resolve_rules
+from scopa_env.engine import DEAL_KINDS, needs_redeal
+from scopa_env.rules import Rules, resolve_rules
+from training.rules_args import add_rules_arguments, describe_rules, rules_from_args
 
 Z95 = NormalDist().inv_cdf(0.975)
 ELO_MEAN = 1500.0
@@ -108,23 +113,28 @@ def _player(spec: PlayerSpec, rules: Rules) -> Any:
 # Games ----------------------------------------------------------------------------------------
 
 
-def duplicate_deck(seed: int, pair: int, rules: Rules) -> tuple[list[int], int]:
+def duplicate_deck(
+    seed: int, pair: int, rules: Rules, game: str = "scopa"
+) -> tuple[list[int], int]:
     """The deck and first player of duplicate pair ``pair``: the same for every pairing.
 
     A deck whose table would be void (``needs_redeal``) is shuffled again, as for a random deal.
     """
+    kind = DEAL_KINDS[game]
     rng = np.random.default_rng([seed, pair])
     while True:
         deck = rng.permutation(NUM_CARDS).tolist()
-        if not needs_redeal(deck[6:10], rules):
-            return deck, pair % 2
+        if not needs_redeal(kind.table_of(deck), rules):
+            return deck, pair % kind.players
 
 
-def _game_seeds(seed: int, kind: int, pairing: int, pair: int, replica: int) -> list[int]:
-    """Seeds of the two seats' players for one game, independent of how work is split."""
+def _game_seeds(
+    seed: int, kind: int, pairing: int, pair: int, replica: int, seats: int = 2
+) -> list[int]:
+    """Seeds of the seats' players for one game, independent of how work is split."""
     return [
         int(s)
-        for s in np.random.SeedSequence([seed, kind, pairing, pair, replica]).generate_state(2)
+        for s in np.random.SeedSequence([seed, kind, pairing, pair, replica]).generate_state(seats)
     ]
 
 
@@ -145,7 +155,7 @@ def play_game(
     for player, seed in zip(players, seeds, strict=True):
         reset_agent(player, seed)
     env.reset(seed=env_seed, options=options)
-    seconds, plays = [0.0, 0.0], [0, 0]
+    seconds, plays = [0.0] * len(players), [0] * len(players)
     index = {agent: i for i, agent in enumerate(env.possible_agents)}
     while not env.terminations[env.agent_selection]:
         seat = index[env.agent_selection]
@@ -167,7 +177,7 @@ class GameRecord:
     player_a: str
     player_b: str
     pair: int
-    replica: int  # 0: A in seat 0; 1: the seats swapped
+    replica: int  # 0: A in seat 0 (Scopone: seats 0 and 2); 1: the seats swapped
     first_player: int  # seat that led the (first) deal
     points_a: int
     points_b: int
@@ -189,29 +199,35 @@ class Task:
     pairs: tuple[int, int]  # [start, stop)
     seed: int
     rules: Rules
+    game: str = "scopa"  # a deal kind: "scopa", "scopone" or "scopone_scientifico"
 
 
 def run_task(task: Task) -> list[GameRecord]:
     """Play the duplicate pairs ``task.pairs`` of one pairing (in a worker process)."""
     rules = task.rules
-    env = scopa_v0.raw_env(rules=rules, episode=task.kind, reward="points")
+    players = DEAL_KINDS[task.game].players
+    if players == 2:
+        env = scopa_v0.raw_env(rules=rules, episode=task.kind, reward="points")
+    else:
+        env = scopone_v0.raw_env(rules=rules, deal=task.game, episode=task.kind, reward="points")
     a, b = _player(task.a, rules), _player(task.b, rules)
     kind_id = 0 if task.kind == "deal" else 1
     records = []
     for pair in range(*task.pairs):
         if task.kind == "deal":
-            deck, first = duplicate_deck(task.seed, pair, rules)
+            deck, first = duplicate_deck(task.seed, pair, rules, task.game)
             options: dict[str, Any] = {"deck": deck, "first_player": first}
             env_seed = None
         else:
-            first = pair % 2
+            first = pair % players
             options = {"first_player": first}
             env_seed = int(np.random.SeedSequence([task.seed, 2, pair]).generate_state(1)[0])
         for replica in (0, 1):
-            seats = (a, b) if replica == 0 else (b, a)
-            seeds = _game_seeds(task.seed, kind_id, task.pairing, pair, replica)
+            sides = (a, b) if replica == 0 else (b, a)
+            seats = [sides[seat % 2] for seat in range(players)]  # partners sit alternately
+            seeds = _game_seeds(task.seed, kind_id, task.pairing, pair, replica, players)
             seconds, plays = play_game(env, seats, seeds, options, env_seed)
-            seat_a = replica
+            seat_a = replica  # A's side: its seat, or its partnership in Scopone
             scores = env.match.scores
             record = GameRecord(
                 kind=task.kind,
@@ -224,10 +240,10 @@ def run_task(task: Task) -> list[GameRecord]:
                 points_a=scores[seat_a],
                 points_b=scores[1 - seat_a],
                 deals=env.match.deals_played,
-                cpu_seconds_a=seconds[seat_a],
-                cpu_seconds_b=seconds[1 - seat_a],
-                plays_a=plays[seat_a],
-                plays_b=plays[1 - seat_a],
+                cpu_seconds_a=sum(seconds[seat_a::2]),
+                cpu_seconds_b=sum(seconds[1 - seat_a :: 2]),
+                plays_a=sum(plays[seat_a::2]),
+                plays_b=sum(plays[1 - seat_a :: 2]),
             )
             if task.kind == "deal":
                 breakdown = env.deal.score()
@@ -369,6 +385,7 @@ def make_tasks(
     seed: int,
     rules: Rules,
     chunk: int,
+    game: str = "scopa",
 ) -> list[Task]:
     """Split every pairing's duplicate deals and matches into tasks of ``chunk`` pairs."""
     tasks = []
@@ -381,7 +398,7 @@ def make_tasks(
             size = chunk if kind == "deal" else max(1, chunk // 8)
             for start in range(0, count, size):
                 tasks.append(
-                    Task(kind, pairing, a, b, (start, min(count, start + size)), seed, rules)
+                    Task(kind, pairing, a, b, (start, min(count, start + size)), seed, rules, game)
                 )
     return tasks
 
@@ -419,17 +436,21 @@ def evaluate(
     workers: int = 1,
     progress: bool = False,
     chunk: int = 20,
+    game: str = "scopa",
 ) -> tuple[list[GameRecord], list[PairingSummary], list[dict[str, Any]]]:
     """Play every pairing of ``players`` on duplicate deals (and matches) and summarise.
 
-    Returns the game records, one summary per pairing and, for three or more players, the
-    Elo table (else an empty list).
+    ``game`` is ``"scopa"``, or ``"scopone"``/``"scopone_scientifico"`` for partnerships of
+    two copies of each player. Returns the game records, one summary per pairing and, for
+    three or more players, the Elo table (else an empty list).
     """
+    if game not in DEAL_KINDS:
+        raise ValueError(f"unknown game {game!r}; choose one of {sorted(DEAL_KINDS)}")
     rules = resolve_rules(rules)
     specs = [PlayerSpec.parse(p) for p in players]
     if len(specs) < 2 or len({s.label for s in specs}) != len(specs):
         raise ValueError(f"need at least two different players, got {list(players)}")
-    tasks = make_tasks(specs, deals, matches, seed, rules, chunk)
+    tasks = make_tasks(specs, deals, matches, seed, rules, chunk, game)
     records = run_tasks(tasks, workers, progress)
     summaries = []
     for pairing, (a, b) in enumerate(combinations(specs, 2)):
@@ -490,7 +511,13 @@ def markdown_report(
         "",
         "Points per deal: A's points minus B's, mean over duplicate deals ± 95% CI (normal "
         "approximation on per-pair means). W/D/L: A's deals won, drawn and lost. Match win "
-        "rate: A's share of duplicate matches won ± 95% CI.",
+        "rate: A's share of duplicate matches won ± 95% CI."
+        + (
+            " In Scopone A and B are partnerships of two copies of each player (A in seats 0 "
+            "and 2, then with the same deck in seats 1 and 3); results are the partnership's."
+            if header.get("game", "scopa") != "scopa"
+            else ""
+        ),
         "",
         "| A | B | deal pairs | points/deal (A-B) | A pts | B pts | W / D / L "
         "| match pairs | A match win rate | deals/match | A CPU ms/move | B CPU ms/move |",
@@ -622,10 +649,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--matches", type=int, default=0, help="duplicate match pairs per pairing (default: 0)"
     )
+    add_rules_arguments(parser)
     parser.add_argument(
-        "--rules", default="scopa", choices=sorted(PRESETS), help="rules preset (default: scopa)"
+        "--game",
+        default="scopa",
+        choices=sorted(DEAL_KINDS),
+        help="scopa (two players, default), or scopone / scopone_scientifico: four players, "
+        "each player in a partnership with a copy of itself",
     )
-    parser.add_argument("--target", type=int, default=None, help="match target (default: 11)")
     parser.add_argument("--seed", type=int, default=0, help="seed of decks and players")
     parser.add_argument(
         "--workers",
@@ -648,8 +679,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.deals < 0 or args.matches < 0 or args.deals + args.matches == 0:
         raise SystemExit("scopa eval: --deals and --matches must be >= 0, and not both 0")
-    overrides = {} if args.target is None else {"target": args.target}
-    rules = Rules.preset(args.rules, **overrides)
+    try:
+        rules = rules_from_args(args)
+    except ValueError as error:
+        raise SystemExit(f"scopa eval: {error}") from None
     start = time.perf_counter()
     records, summaries, elo_rows = evaluate(
         args.players,
@@ -660,12 +693,14 @@ def run(args: argparse.Namespace) -> int:
         workers=args.workers,
         progress=not args.no_progress,
         chunk=args.chunk,
+        game=args.game,
     )
     header = {
         "command": "scopa eval " + " ".join(shlex.quote(a) for a in sys.argv[2:])
         if len(sys.argv) > 1 and sys.argv[1] == "eval"
         else "scopa eval",
-        "rules": f"{args.rules} (target {rules.target})",
+        "game": args.game,
+        "rules": describe_rules(rules),
         "seed": args.seed,
         "duplicate deal pairs per pairing": args.deals,
         "duplicate match pairs per pairing": args.matches,

@@ -14,8 +14,8 @@ from collections.abc import Callable
 from scopa_env.cards import card_name, parse_cards
 from scopa_env.engine import Move
 from scopa_env.render import describe_play
-from scopa_env.rules import PRESETS, Rules
 from scopa_env.scopa_v0 import AGENTS, PICK_OFFSET, raw_env
+from training.rules_args import add_rules_arguments, describe_rules, rules_from_args
 
 QUIT_WORDS = {"q", "quit", "exit"}
 OPPONENTS = ("random", "greedy", "heuristic", "ismcts", "pretrained")
@@ -31,8 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="heuristic",
         help=f"the player to face: {', '.join(OPPONENTS)}, or a checkpoint path",
     )
-    parser.add_argument("--rules", default="scopa", choices=sorted(PRESETS), help="rules preset")
-    parser.add_argument("--target", type=int, default=None, help="points that win the match")
+    add_rules_arguments(parser)
     parser.add_argument("--seat", type=int, choices=(0, 1), default=0, help="your seat")
     parser.add_argument("--seed", type=int, default=None, help="seed of the deals")
 
@@ -40,13 +39,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from agents import make_agent
 
-    overrides = {} if args.target is None else {"target": args.target}
     try:
-        rules = Rules.preset(args.rules, **overrides)
+        rules = rules_from_args(args)
     except ValueError as error:
         print(f"error: {error}")
         return 2
     opponent = make_agent(args.opponent, rules=rules, seed=args.seed)
+    print(f"Rules: {describe_rules(rules)}; opponent: {args.opponent}")
     env = raw_env(rules=rules, render_mode="ansi", show_hands=AGENTS[args.seat])
     try:
         play_match(env, opponent.act, human=args.seat, seed=args.seed)

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from training.config import ConfigError, TrainConfig, dump_config, load_config
+from training.rules_args import describe_rules
 
 if TYPE_CHECKING:
     from sb3_contrib import MaskablePPO
@@ -730,7 +731,7 @@ def write_report(
 | --- | --- |
 | config | `{config.name}` (`config.yaml` beside this report) |
 | seed | {config.seed} |
-| rules | {config.rules} |
+| rules | {describe_rules(config.resolved_rules())} |
 | episode / reward | {config.episode} / {config.reward} |
 | environment steps | {timesteps:,} ({state.updates} PPO updates of {config.rollout_size:,} steps) |
 | wall time | {(state.wall_s + state.eval_s) / 60:.1f} min: training {state.learn_s / 60:.1f}, \

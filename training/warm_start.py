@@ -70,6 +70,11 @@ def collect(
         finished |= done_buf[t]
         returns[t], valid[t] = running, finished
     keep = valid.reshape(-1)
+    if not keep.any():
+        raise ValueError(
+            f"warm_start.samples={samples} gives {steps} decisions to each of {n} environments, "
+            "too few to finish any episode; raise warm_start.samples"
+        )
     return (
         obs_buf.reshape(steps * n, -1)[keep],
         mask_buf.reshape(steps * n, -1)[keep],

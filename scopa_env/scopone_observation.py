@@ -1,0 +1,159 @@
+"""The observation vector of ``scopone_v0``, seen from one of the four seats.
+
+Seats are named from the observer: *next* is the opponent who plays right after me, *partner*
+sits opposite and plays second after me, *prev* is the opponent who plays right before me
+(seat ``(me + 1) % 4``, ``(me + 2) % 4`` and ``(me + 3) % 4``). Captures, scope, match points
+and the last capturer are per partnership: *ours* (me and my partner) and *theirs*. The vector
+holds nothing the observer could not know: the other three hands appear only as the ``unseen``
+plane and their sizes. Card planes come first, as in ``scopa_env.observation`` (whose plane
+encoding this module shares), so ``obs[:NUM_PLANES * 40].reshape(NUM_PLANES, 40)`` is a
+(plane, card) image. Use the named slices in ``OBS_SLICES`` (or ``plane(obs, name)``).
+
+=====  ===================  ======  =========================================================
+Index  Name                 Size    Meaning (1.0 = yes unless stated)
+=====  ===================  ======  =========================================================
+0      ``hand``             40      the card is in my hand (not the pending card)
+40     ``table``            40      the card is on the table
+80     ``our_captures``     40      the card is in my partnership's capture pile
+120    ``their_captures``   40      the card is in the opponents' capture pile
+160    ``my_played``        40      I played the card this deal
+200    ``next_played``      40      the next player (an opponent) played the card
+240    ``partner_played``   40      my partner played the card
+280    ``prev_played``      40      the previous player (an opponent) played the card
+320    ``unseen``           40      the card is in another player's hand
+360    ``pending``          40      the card I have played and am capturing with
+400    ``picked``           40      the table cards I have picked so far for that capture
+440    ``phase``            2       one-hot: [choose a card to play, pick table cards]
+442    ``hand_sizes``       3       cards in hand / 10: [next, partner, prev]
+445    ``scope``            2       scope this deal [ours, theirs] / 20
+447    ``match_score``      2       match points before this deal [ours, theirs] / target,
+                                    capped at 4
+449    ``target``           1       the match target / 100
+450    ``dealer``           4       one-hot, who deals: [me, next, partner, prev]
+454    ``last_capturer``    3       one-hot: [my partnership, the opponents, nobody yet]
+=====  ===================  ======  =========================================================
+
+All values lie in [0, 1] except ``match_score`` (in [0, 4]). The vector is float32.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from scopa_env.cards import ALL_CARDS_MASK, NUM_CARDS
+from scopa_env.observation import MATCH_SCORE_CAP, TARGET_SCALE, masks_to_planes
+
+PLANES = (
+    "hand",
+    "table",
+    "our_captures",
+    "their_captures",
+    "my_played",
+    "next_played",
+    "partner_played",
+    "prev_played",
+    "unseen",
+    "pending",
+    "picked",
+)
+NUM_PLANES = len(PLANES)
+SCALARS = (
+    ("phase", 2),
+    ("hand_sizes", 3),
+    ("scope", 2),
+    ("match_score", 2),
+    ("target", 1),
+    ("dealer", 4),
+    ("last_capturer", 3),
+)
+#: Seat offsets from the observer of the ``*_played`` planes, ``hand_sizes`` and ``dealer``.
+NEXT, PARTNER, PREV = 1, 2, 3
+
+
+def _build_slices() -> dict[str, slice]:
+    slices = {name: slice(i * NUM_CARDS, (i + 1) * NUM_CARDS) for i, name in enumerate(PLANES)}
+    start = NUM_PLANES * NUM_CARDS
+    for name, size in SCALARS:
+        slices[name] = slice(start, start + size)
+        start += size
+    return slices
+
+
+#: Name -> slice of the observation vector.
+OBS_SLICES: dict[str, slice] = _build_slices()
+OBS_SIZE: int = OBS_SLICES["last_capturer"].stop
+HAND_SCALE = 10.0
+SCOPE_SCALE = 20.0
+
+#: Upper bound of each feature, for the observation space.
+OBS_HIGH = np.ones(OBS_SIZE, dtype=np.float32)
+OBS_HIGH[OBS_SLICES["match_score"]] = MATCH_SCORE_CAP
+
+
+def plane(obs: np.ndarray, name: str) -> np.ndarray:
+    """The named feature of an observation (a view; works on batches too)."""
+    return obs[..., OBS_SLICES[name]]
+
+
+def encode(
+    hands: tuple[int, ...],
+    table: int,
+    piles: tuple[int, ...],
+    played: tuple[int, ...],
+    scope: tuple[int, ...],
+    last_capturer: int | None,
+    dealer: int,
+    player: int,
+    *,
+    pending_card: int | None = None,
+    picked: int = 0,
+    match_score: tuple[int, int] = (0, 0),
+    target: int = 11,
+    out: np.ndarray | None = None,
+) -> np.ndarray:
+    """The observation of seat ``player`` from a four-seat deal's masks (``Deal.masks``).
+
+    ``hands``, ``piles``, ``played`` and ``scope`` are per seat; ``match_score`` is per
+    partnership (seats 0 and 2, then 1 and 3).
+    """
+    seats = [(player + offset) % 4 for offset in range(4)]
+    me, after, partner, before = seats
+    ours, theirs = piles[me] | piles[partner], piles[after] | piles[before]
+    hand = hands[me]
+    unseen = ALL_CARDS_MASK & ~(hand | table | ours | theirs)
+    pending = 0 if pending_card is None else 1 << pending_card
+    planes = (
+        hand & ~pending,
+        table,
+        ours,
+        theirs,
+        played[me],
+        played[after],
+        played[partner],
+        played[before],
+        unseen,
+        pending,
+        picked,
+    )
+    obs = np.empty(OBS_SIZE, dtype=np.float32) if out is None else out
+    obs[: NUM_PLANES * NUM_CARDS] = masks_to_planes(planes)
+    team = me & 1
+    last = 2 if last_capturer is None else (0 if last_capturer & 1 == team else 1)
+    choosing = pending_card is not None
+    obs[NUM_PLANES * NUM_CARDS :] = (
+        float(not choosing),
+        float(choosing),
+        hands[after].bit_count() / HAND_SCALE,
+        hands[partner].bit_count() / HAND_SCALE,
+        hands[before].bit_count() / HAND_SCALE,
+        (scope[me] + scope[partner]) / SCOPE_SCALE,
+        (scope[after] + scope[before]) / SCOPE_SCALE,
+        min(match_score[team] / target, MATCH_SCORE_CAP),
+        min(match_score[1 - team] / target, MATCH_SCORE_CAP),
+        target / TARGET_SCALE,
+        *(float(dealer == seat) for seat in seats),
+        float(last == 0),
+        float(last == 1),
+        float(last == 2),
+    )
+    return obs
