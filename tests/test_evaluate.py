@@ -169,6 +169,22 @@ def test_a_checkpoint_rewritten_in_place_is_loaded_again(tmp_path, monkeypatch):
     assert len(builds) == 2
 
 
+def test_a_trained_policy_plays_on_one_torch_thread() -> None:
+    import torch
+
+    from training import evaluate
+
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        evaluate._player(evaluate.PlayerSpec.parse("greedy"), Rules())
+        assert torch.get_num_threads() == 2  # rule players leave torch alone
+        evaluate._player(evaluate.PlayerSpec.parse("pretrained"), Rules())
+        assert torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(threads)
+
+
 def test_cli_takes_rule_options(tmp_path, monkeypatch, capsys) -> None:
     from training import evaluate as harness
 
