@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import asdict
 
 import numpy as np
 import pytest
@@ -232,3 +233,34 @@ def test_every_baseline_plays_the_variants(rules: Rules) -> None:
     assert len(summaries) == 6 and all(s.deal_pairs == 1 for s in summaries)
     matches = [r for r in records if r.kind == "match"]
     assert all(max(r.points_a, r.points_b) >= rules.target for r in matches)
+
+
+def test_an_interrupted_evaluation_continues_from_its_journal(tmp_path, monkeypatch) -> None:
+    from training import evaluate as harness
+
+    journal = tmp_path / "journal.jsonl"
+    full, _, _ = harness.evaluate(["greedy", "random"], deals=6, chunk=2, journal=journal)
+    assert len(journal.read_text().splitlines()) == 1 + 3  # identity, then the three tasks
+
+    lines = journal.read_text().splitlines()
+    journal.write_text("\n".join(lines[:2]) + "\n" + lines[2][:40])  # one task, one cut short
+    played: list[tuple[int, int]] = []
+    real = harness.run_task
+    monkeypatch.setattr(harness, "run_task", lambda task: played.append(task.pairs) or real(task))
+    resumed, _, _ = harness.evaluate(["greedy", "random"], deals=6, chunk=2, journal=journal)
+    assert played == [(2, 4), (4, 6)]
+
+    def results(records):  # CPU timings differ from run to run; everything else is the same
+        return [{**asdict(r), "cpu_seconds_a": 0, "cpu_seconds_b": 0} for r in records]
+
+    assert results(resumed) == results(full)
+
+    with pytest.raises(ValueError, match="holds another evaluation"):
+        harness.evaluate(["greedy", "random"], deals=6, seed=1, chunk=2, journal=journal)
+
+
+def test_cli_eval_leaves_no_journal_behind(tmp_path) -> None:
+    assert cli.main(["eval", "greedy", "random", "--deals", "2", "--out", str(tmp_path),
+                     "--no-progress"]) == 0  # fmt: skip
+    assert (tmp_path / "games.csv").is_file()
+    assert not (tmp_path / "journal.jsonl").exists()

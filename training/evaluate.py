@@ -22,7 +22,9 @@ Reported per pairing (player A against player B):
   mean of 1500, with 95% intervals from the fit's Fisher information.
 
 Outputs in ``--out``: ``games.csv`` (one row per game), ``summary.csv`` (one row per pairing),
-``elo.csv`` (round-robin), ``report.md`` (Markdown tables) and ``report.png`` (a plot).
+``elo.csv`` (round-robin), ``report.md`` (Markdown tables) and ``report.png`` (a plot). While
+it runs, ``journal.jsonl`` there keeps every finished task's games: stopped, the same command
+continues where it was (the decks and seeds are fixed, so the results are the same).
 """
 
 from __future__ import annotations
@@ -30,13 +32,14 @@ from __future__ import annotations
 import argparse
 import ast
 import csv
+import json
 import math
 import os
 import shlex
 import sys
 import time
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
 from itertools import combinations
 from pathlib import Path
@@ -53,6 +56,8 @@ from training.rules_args import add_rules_arguments, describe_rules, rules_from_
 
 Z95 = NormalDist().inv_cdf(0.975)
 ELO_MEAN = 1500.0
+#: The journal of finished games that ``scopa eval`` keeps in its output folder while it runs.
+JOURNAL = "journal.jsonl"
 ELO_SCALE = 400.0 / math.log(10.0)
 
 
@@ -412,23 +417,77 @@ def make_tasks(
     return tasks
 
 
-def run_tasks(tasks: Sequence[Task], workers: int, progress: bool = True) -> list[GameRecord]:
-    """Run tasks in ``workers`` processes (1: in this process) with a progress bar."""
+class Journal:
+    """Finished tasks' records, one JSON line per task, so a long evaluation survives a stop.
+
+    The first line identifies the evaluation (players, counts, seed, rules, chunk, game); run
+    the same evaluation again and the tasks already played are read back instead of replayed.
+    A journal of another evaluation is a clear error rather than a silent mix of results.
+    """
+
+    def __init__(self, path: Path, identity: dict[str, Any]) -> None:
+        self.path = path
+        self.done: dict[tuple[Any, ...], list[GameRecord]] = {}
+        if path.is_file():
+            lines = path.read_text().splitlines()
+            found = json.loads(lines[0]) if lines else None
+            if found != identity:
+                raise ValueError(
+                    f"{path} holds another evaluation ({found}); this one is {identity}. "
+                    "Choose another --out or delete the file."
+                )
+            for line in lines[1:]:
+                try:
+                    entry = json.loads(line)
+                except json.JSONDecodeError:  # a line cut short by the stop
+                    continue
+                self.done[tuple(entry["task"])] = [GameRecord(**r) for r in entry["records"]]
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(identity) + "\n")
+
+    @staticmethod
+    def key(task: Task) -> tuple[Any, ...]:
+        return (task.pairing, task.kind, *task.pairs)
+
+    def write(self, task: Task, records: list[GameRecord]) -> None:
+        entry = {"task": list(self.key(task)), "records": [asdict(r) for r in records]}
+        with self.path.open("a") as file:
+            file.write(json.dumps(entry) + "\n")
+
+
+def run_tasks(
+    tasks: Sequence[Task], workers: int, progress: bool = True, journal: Journal | None = None
+) -> list[GameRecord]:
+    """Run tasks in ``workers`` processes (1: in this process) with a progress bar.
+
+    With a ``journal``, tasks it holds are not played again and each finished task is added.
+    """
     from tqdm import tqdm
 
+    results = [
+        journal.done[Journal.key(t)] for t in tasks if journal and Journal.key(t) in journal.done
+    ]
+    todo = [t for t in tasks if not journal or Journal.key(t) not in journal.done]
     games = sum(2 * (t.pairs[1] - t.pairs[0]) for t in tasks)
     bar = tqdm(total=games, unit="game", disable=not progress, dynamic_ncols=True)
-    results: list[list[GameRecord]] = []
+    bar.update(sum(len(r) for r in results))
+
+    def finished(task: Task, records: list[GameRecord]) -> None:
+        results.append(records)
+        if journal is not None:
+            journal.write(task, records)
+        bar.update(len(records))
+
     try:
         if workers <= 1:
-            for task in tasks:
-                results.append(run_task(task))
-                bar.update(len(results[-1]))
+            for task in todo:
+                finished(task, run_task(task))
         else:
             with ProcessPoolExecutor(max_workers=workers) as pool:
-                for records in pool.map(run_task, tasks):
-                    results.append(records)
-                    bar.update(len(records))
+                futures = {pool.submit(run_task, task): task for task in todo}
+                for future in as_completed(futures):
+                    finished(futures[future], future.result())
     finally:
         bar.close()
     records = [r for chunk in results for r in chunk]
@@ -446,12 +505,15 @@ def evaluate(
     progress: bool = False,
     chunk: int = 20,
     game: str = "scopa",
+    journal: Path | None = None,
 ) -> tuple[list[GameRecord], list[PairingSummary], list[dict[str, Any]]]:
     """Play every pairing of ``players`` on duplicate deals (and matches) and summarise.
 
     ``game`` is ``"scopa"``, or ``"scopone"``/``"scopone_scientifico"`` for partnerships of
-    two copies of each player. Returns the game records, one summary per pairing and, for
-    three or more players, the Elo table (else an empty list).
+    two copies of each player. ``journal`` is a file that keeps finished games (see
+    ``Journal``), so an interrupted evaluation continues where it stopped. Returns the game
+    records, one summary per pairing and, for three or more players, the Elo table (else an
+    empty list).
     """
     if game not in DEAL_KINDS:
         raise ValueError(f"unknown game {game!r}; choose one of {sorted(DEAL_KINDS)}")
@@ -460,7 +522,19 @@ def evaluate(
     if len(specs) < 2 or len({s.label for s in specs}) != len(specs):
         raise ValueError(f"need at least two different players, got {list(players)}")
     tasks = make_tasks(specs, deals, matches, seed, rules, chunk, game)
-    records = run_tasks(tasks, workers, progress)
+    log = None
+    if journal is not None:
+        identity = {
+            "players": [s.label for s in specs],
+            "deals": deals,
+            "matches": matches,
+            "seed": seed,
+            "rules": rules.to_dict(),
+            "chunk": chunk,
+            "game": game,
+        }
+        log = Journal(journal, identity)
+    records = run_tasks(tasks, workers, progress, log)
     summaries = []
     for pairing, (a, b) in enumerate(combinations(specs, 2)):
         games = [r for r in records if r.pairing == pairing]
@@ -693,17 +767,23 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as error:
         raise SystemExit(f"scopa eval: {error}") from None
     start = time.perf_counter()
-    records, summaries, elo_rows = evaluate(
-        args.players,
-        deals=args.deals,
-        matches=args.matches,
-        rules=rules,
-        seed=args.seed,
-        workers=args.workers,
-        progress=not args.no_progress,
-        chunk=args.chunk,
-        game=args.game,
-    )
+    if (args.out / JOURNAL).is_file():
+        print(f"scopa eval: continuing from {args.out / JOURNAL}", file=sys.stderr)
+    try:
+        records, summaries, elo_rows = evaluate(
+            args.players,
+            deals=args.deals,
+            matches=args.matches,
+            rules=rules,
+            seed=args.seed,
+            workers=args.workers,
+            progress=not args.no_progress,
+            chunk=args.chunk,
+            game=args.game,
+            journal=args.out / JOURNAL,
+        )
+    except ValueError as error:
+        raise SystemExit(f"scopa eval: {error}") from None
     header = {
         "command": "scopa eval " + " ".join(shlex.quote(a) for a in sys.argv[2:])
         if len(sys.argv) > 1 and sys.argv[1] == "eval"
@@ -716,6 +796,7 @@ def run(args: argparse.Namespace) -> int:
         "wall time": f"{time.perf_counter() - start:.0f} s with {args.workers} worker(s)",
     }
     report = write_outputs(args.out, records, summaries, elo_rows, header)
+    (args.out / JOURNAL).unlink()
     print(report, end="")
     print(
         f"wrote {args.out}/games.csv, summary.csv, report.md, report.png"
