@@ -256,6 +256,22 @@ def test_cli_rejects_a_bad_config_before_training(
     assert not (tmp_path / "r").exists()
 
 
+def test_cli_refuses_to_train_into_an_existing_run_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from training import cli
+
+    run_dir = tmp_path / "r"
+    run_dir.mkdir()
+    (run_dir / "keep.txt").write_text("an earlier run")
+    argv = ["train", "--config", "configs/quick.yaml", "--run-dir", str(run_dir)]
+    assert cli.main(argv) == 2
+    assert f"run folder {run_dir} already exists; continue it with --resume" in (
+        capsys.readouterr().err
+    )
+    assert [p.name for p in run_dir.iterdir()] == ["keep.txt"]
+
+
 def test_pool_env_alternates_seats_and_credits_the_learner() -> None:
     from agents.greedy import GreedyAgent
     from agents.random_agent import RandomAgent

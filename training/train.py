@@ -70,6 +70,11 @@ def run(args: argparse.Namespace) -> int:
             if args.config is None:
                 raise ConfigError("give --config configs/NAME.yaml (or --resume RUN_DIR)")
             config = load_config(args.config, args.overrides)
+            if args.run_dir is not None and args.run_dir.exists():
+                raise ConfigError(
+                    f"run folder {args.run_dir} already exists; continue it with --resume "
+                    f"{args.run_dir} or choose another --run-dir"
+                )
     except ConfigError as error:
         print(f"scopa train: {error}", file=sys.stderr)
         return 2
@@ -122,7 +127,9 @@ def train(
             raise FileNotFoundError(f"{run_dir} has no checkpoint to resume from")
     else:
         checkpoint = None
-        run_dir.mkdir(parents=True, exist_ok=False)
+        if run_dir.exists():
+            raise FileExistsError(f"run folder {run_dir} already exists: resume it or use another")
+        run_dir.mkdir(parents=True)
         (run_dir / "config.yaml").write_text(dump_config(config))
         (run_dir / "meta.json").write_text(json.dumps(run_metadata(config), indent=2) + "\n")
 
