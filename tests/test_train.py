@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -208,6 +209,12 @@ def test_tiny_run_checkpoints_resumes_and_loads_into_policy_agent(tmp_path: Path
     assert "versions" in (run_dir / "meta.json").read_text()
     report = (run_dir / "report.md").read_text()
     assert "steps/s" in report and "| random |" in report
+    wall = re.search(r"\| wall time \| ([\d.]+) min: warm start ([\d.]+), training ([\d.]+), "
+                     r"periodic evaluation and checkpoints ([\d.]+), final evaluation ([\d.]+)",
+                     report)  # fmt: skip
+    assert wall is not None
+    total, *parts = map(float, wall.groups())
+    assert min(parts) >= 0 and sum(parts) == pytest.approx(total, abs=0.25)
 
     # --resume continues from the last checkpoint up to a longer total.
     longer = validate(_tiny(total_timesteps=384))

@@ -732,6 +732,7 @@ def write_report(
             f"{100 * state.warm_start['accuracy']:.1f}% agreement, "
             f"{state.warm_start['seconds'] / 60:.1f} min"
         )
+    warm_s = state.warm_start["seconds"] if state.warm_start else 0.0
     text = f"""# Training run `{run_dir.name}`
 
 | | |
@@ -741,8 +742,9 @@ def write_report(
 | rules | {describe_rules(config.resolved_rules())} |
 | episode / reward | {config.episode} / {config.reward} |
 | environment steps | {timesteps:,} ({state.updates} PPO updates of {config.rollout_size:,} steps) |
-| wall time | {(state.wall_s + state.eval_s) / 60:.1f} min: training {state.learn_s / 60:.1f}, \
-periodic evaluation and checkpoints {(state.wall_s - state.learn_s) / 60:.1f}, \
+| wall time | {(state.wall_s + state.eval_s) / 60:.1f} min: warm start {warm_s / 60:.1f}, \
+training {state.learn_s / 60:.1f}, \
+periodic evaluation and checkpoints {(state.wall_s - state.learn_s - warm_s) / 60:.1f}, \
 final evaluation {state.eval_s / 60:.1f} |
 | CPU time | {state.cpu_s / 60:.1f} min (the wall time on an otherwise idle CPU) |
 | throughput | {steps_per_s:,.0f} environment steps/s including learning |
