@@ -16,7 +16,7 @@ import numpy as np
 from scopa_env.cards import COINS_MASK, SETTEBELLO, card_name, cards_of
 
 if TYPE_CHECKING:
-    from PIL import ImageDraw, ImageFont
+    from PIL import Image, ImageDraw, ImageFont
 
     from scopa_env import scopone_v0
     from scopa_env.scopa_v0 import Play, raw_env
@@ -69,14 +69,13 @@ class Scene:
         deal, match = env.deal, env.match
         masks = deal.masks
         scores = match.scores
-        over = bool(env.terminations) and all(env.terminations.values())
+        over, in_play, deal_number = _moment(env)
         to_move = None if over or not env.agents else _INDEX[env.agent_selection]
         show = env.show_hands
         visible = [
             show == "all" or show == AGENTS[p] or (show == "current" and to_move == p)
             for p in range(2)
         ]
-        in_play = 0 if env.pending_card is None else 1 << env.pending_card
         seats = []
         for p in range(2):
             pile = masks["piles"][p]
@@ -94,7 +93,6 @@ class Scene:
                 )
             )
         bottom = 1 if show == "player_1" else 0
-        deal_number = match.deals_played + (0 if deal.is_over else 1)
         header = (
             f"Scopa  deal {deal_number}  match {scores[0]}-{scores[1]} "
             f"(target {match.rules.target})  stock {len(deal.stock)}"
@@ -113,6 +111,14 @@ class Scene:
 
 
 _INDEX = {agent: i for i, agent in enumerate(AGENTS)}
+
+
+def _moment(env: Any) -> tuple[bool, int, int]:
+    """Whether the game is over, the card being played (a bit mask) and the deal's number."""
+    deal = env.deal
+    over = bool(env.terminations) and all(env.terminations.values())
+    in_play = 0 if env.pending_card is None else 1 << env.pending_card
+    return over, in_play, env.match.deals_played + (0 if deal.is_over else 1)
 
 
 def describe_play(play: Play | None) -> str:
@@ -161,10 +167,9 @@ class ScoponeScene:
         """The scene of a ``scopone_v0.raw_env`` as its ``show_hands`` option asks."""
         deal, match = env.deal, env.match
         masks = deal.masks
-        over = bool(env.terminations) and all(env.terminations.values())
+        over, in_play, deal_number = _moment(env)
         to_move = None if over or not env.agents else deal.current_player
         show = env.show_hands
-        in_play = 0 if env.pending_card is None else 1 << env.pending_card
         piles, scope = masks["piles"], deal.team_scope
         teams = []
         for team in (0, 1):
@@ -183,7 +188,6 @@ class ScoponeScene:
             role = {deal.first_player: " (first player)", deal.dealer: " (dealer)"}.get(p, "")
             visible = show in ("all", f"player_{p}") or (show == "current" and to_move == p)
             seats.append((f"player_{p}{role}", cards_of(masks["hands"][p] & ~in_play), visible))
-        deal_number = match.deals_played + (0 if deal.is_over else 1)
         scores = match.scores
         game = deal.kind.name.replace("_", " ").capitalize()
         header = (
@@ -209,6 +213,15 @@ def _cards_text(cards: tuple[int, ...], visible: bool) -> str:
     return " ".join(card_name(c) if visible else "??" for c in cards)
 
 
+def _ansi_end(scene: Scene | ScoponeScene, lines: list[str]) -> str:
+    """The lines of a scene, then the capture being chosen, the last play and the status."""
+    if scene.pending is not None:
+        picked = _cards_text(scene.picked, True) if scene.picked else "nothing yet"
+        lines.append(f"  playing {card_name(scene.pending)}, picked: {picked}")
+    lines += [scene.last_play, scene.status]
+    return "\n".join(lines)
+
+
 def to_ansi(scene: Scene | ScoponeScene) -> str:
     """The scene as lines of plain text."""
     if isinstance(scene, ScoponeScene):
@@ -221,11 +234,7 @@ def to_ansi(scene: Scene | ScoponeScene) -> str:
         scene.bottom.summary,
         "  hand   " + _cards_text(scene.bottom.hand, scene.bottom.hand_visible),
     ]
-    if scene.pending is not None:
-        picked = _cards_text(scene.picked, True) if scene.picked else "nothing yet"
-        lines.append(f"  playing {card_name(scene.pending)}, picked: {picked}")
-    lines += [scene.last_play, scene.status]
-    return "\n".join(lines)
+    return _ansi_end(scene, lines)
 
 
 def _scopone_ansi(scene: ScoponeScene) -> str:
@@ -233,11 +242,7 @@ def _scopone_ansi(scene: ScoponeScene) -> str:
     width = max(len(label) for label, _, _ in scene.seats)
     for label, hand, visible in scene.seats:
         lines.append(f"{label:<{width}}  hand   {_cards_text(hand, visible)}")
-    if scene.pending is not None:
-        picked = _cards_text(scene.picked, True) if scene.picked else "nothing yet"
-        lines.append(f"  playing {card_name(scene.pending)}, picked: {picked}")
-    lines += [scene.last_play, scene.status]
-    return "\n".join(lines)
+    return _ansi_end(scene, lines)
 
 
 # Image ------------------------------------------------------------------------------------
@@ -290,16 +295,22 @@ def _draw_row(
         _draw_card(draw, x, y + (i // per_row) * (CARD_H + GAP), card if visible else None, edge)
 
 
+def _canvas(height: int, header: str) -> tuple[Image.Image, ImageDraw.ImageDraw]:
+    """A felt-green picture with the header line drawn."""
+    from PIL import Image, ImageDraw
+
+    image = Image.new("RGB", (WIDTH, height), FELT)
+    draw = ImageDraw.Draw(image)
+    draw.text((MARGIN, 8), header, fill=TEXT, font=_font(16))
+    return image, draw
+
+
 def to_rgb_array(scene: Scene | ScoponeScene) -> np.ndarray:
     """The scene as an ``(HEIGHT, WIDTH, 3)`` uint8 image (``SCOPONE_HEIGHT`` for Scopone)."""
     if isinstance(scene, ScoponeScene):
         return _scopone_rgb_array(scene)
-    from PIL import Image, ImageDraw
-
-    image = Image.new("RGB", (WIDTH, HEIGHT), FELT)
-    draw = ImageDraw.Draw(image)
+    image, draw = _canvas(HEIGHT, scene.header)
     text = _font(14)
-    draw.text((MARGIN, 8), scene.header, fill=TEXT, font=_font(16))
     draw.text((MARGIN, 32), scene.top.summary, fill=TEXT, font=text)
     _draw_row(draw, 52, scene.top.hand, scene.top.hand_visible)
     draw.text((MARGIN, 118), "table", fill=TEXT, font=text)
@@ -319,12 +330,8 @@ SCOPONE_HEIGHT = 660
 
 
 def _scopone_rgb_array(scene: ScoponeScene) -> np.ndarray:
-    from PIL import Image, ImageDraw
-
-    image = Image.new("RGB", (WIDTH, SCOPONE_HEIGHT), FELT)
-    draw = ImageDraw.Draw(image)
+    image, draw = _canvas(SCOPONE_HEIGHT, scene.header)
     text = _font(14)
-    draw.text((MARGIN, 8), scene.header, fill=TEXT, font=_font(16))
     draw.text((MARGIN, 32), scene.teams[0], fill=TEXT, font=text)
     draw.text((MARGIN, 52), scene.teams[1], fill=TEXT, font=text)
     draw.text((MARGIN, 76), "table", fill=TEXT, font=text)

@@ -152,25 +152,23 @@ generator.
 
 from __future__ import annotations
 
-import operator
-import warnings
-from collections.abc import Sequence
 from typing import Any, Literal
 
-import gymnasium
 import numpy as np
-from gymnasium import spaces
-from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
-from pettingzoo.utils import wrappers
 
-from scopa_env.captures import capture_table, consistent_sets, pickable_cards
-from scopa_env.cards import CAPTURE_VALUE, NUM_CARDS, card_name, cards_of
-from scopa_env.engine import DEAL_KINDS, Deal, Match
-from scopa_env.rules import Rules, resolve_rules
-from scopa_env.scopa_v0 import NUM_ACTIONS, PICK_OFFSET, IllegalActionError, Play
-from scopa_env.scopa_v0 import raw_env as _scopa_env
-from scopa_env.scopone_observation import OBS_HIGH, OBS_SIZE, OBS_SLICES, encode
+from scopa_env.capture_env import (
+    NUM_ACTIONS,
+    PICK_OFFSET,
+    CaptureGameEnv,
+    IllegalActionError,
+    Play,
+    check_choice,
+    classic_wrappers,
+)
+from scopa_env.engine import DEAL_KINDS, DealKind
+from scopa_env.rules import Rules
+from scopa_env.scopone_observation import OBS_HIGH, OBS_SLICES, encode
 
 __all__ = [
     "AGENTS",
@@ -189,16 +187,8 @@ AGENTS = ("player_0", "player_1", "player_2", "player_3")
 #: The partnerships, by team index: seats 0 and 2, seats 1 and 3.
 TEAMS = (("player_0", "player_2"), ("player_1", "player_3"))
 DEALS = ("scopone", "scopone_scientifico")
-EPISODES = ("match", "deal")
-REWARDS = ("match", "points")
-SHOW_HANDS = ("current", "all", *AGENTS)
-RENDER_MODES = ("human", "ansi", "rgb_array")
-RESET_OPTIONS = ("deck", "first_player")
 
 _INDEX = {agent: i for i, agent in enumerate(AGENTS)}
-_VALUE = [int(v) for v in CAPTURE_VALUE]
-_MASK_BYTES = NUM_ACTIONS // 8
-_HAND = OBS_SLICES["hand"]
 
 
 def team_of(agent: str) -> int:
@@ -208,28 +198,32 @@ def team_of(agent: str) -> int:
 
 def env(**kwargs: Any) -> AECEnv:
     """``raw_env`` in PettingZoo's classic wrappers: an illegal action loses with -1."""
-    aec = raw_env(**kwargs)
-    aec = wrappers.TerminateIllegalWrapper(aec, illegal_reward=-1)
-    aec = wrappers.AssertOutOfBoundsWrapper(aec)
-    aec = wrappers.OrderEnforcingWrapper(aec)
-    return aec
+    return classic_wrappers(raw_env(**kwargs))
 
 
-def _check_choice(value: Any, name: str, choices: Sequence[str]) -> str:
-    if not isinstance(value, str) or value not in choices:
-        raise ValueError(f"{name} must be one of {list(choices)}, got {value!r}")
-    return value
+def _encode(
+    hands: tuple[int, ...],
+    table: int,
+    piles: tuple[int, ...],
+    played: tuple[int, ...],
+    stock_size: int,
+    *rest: Any,
+    **options: Any,
+) -> np.ndarray:
+    """``scopone_observation.encode`` called as ``observation.encode``: all cards are dealt, so
+    the stock (always empty) is not observed."""
+    return encode(hands, table, piles, played, *rest, **options)
 
 
-class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
+class raw_env(CaptureGameEnv):  # noqa: N801 - PettingZoo's naming convention
     """Four-player Scopone as a PettingZoo AEC environment; the module docstring documents it."""
 
-    metadata = {
-        "render_modes": list(RENDER_MODES),
-        "name": "scopone_v0",
-        "is_parallelizable": False,
-        "render_fps": 2,
-    }
+    metadata = {**CaptureGameEnv.metadata, "name": "scopone_v0"}
+    AGENTS = AGENTS
+    WINNERS = TEAMS  # a side is a partnership
+    _encode = staticmethod(_encode)
+    _OBS_HIGH = OBS_HIGH
+    _HAND = OBS_SLICES["hand"]
 
     def __init__(
         self,
@@ -240,371 +234,12 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         render_mode: str | None = None,
         show_hands: str = "current",
     ) -> None:
-        EzPickle.__init__(
-            self,
-            rules=rules,
-            deal=deal,
-            episode=episode,
-            reward=reward,
-            render_mode=render_mode,
-            show_hands=show_hands,
-        )
-        super().__init__()
-        self.rules: Rules = resolve_rules(rules)
-        self.deal_kind = DEAL_KINDS[_check_choice(deal, "deal", DEALS)]
-        self.episode = _check_choice(episode, "episode", EPISODES)
-        self.reward_mode = _check_choice(reward, "reward", REWARDS)
-        if render_mode is not None:
-            _check_choice(render_mode, "render_mode", RENDER_MODES)
-        self.render_mode = render_mode
-        self.show_hands = _check_choice(show_hands, "show_hands", SHOW_HANDS)
+        super().__init__(rules, episode, reward, render_mode, show_hands, deal=deal)
 
-        self.possible_agents = list(AGENTS)
-        self.agents: list[str] = []
-        self.observation_spaces = {
-            agent: spaces.Dict(
-                {
-                    "observation": spaces.Box(0.0, OBS_HIGH, shape=(OBS_SIZE,), dtype=np.float32),
-                    "action_mask": spaces.Box(0, 1, shape=(NUM_ACTIONS,), dtype=np.int8),
-                }
-            )
-            for agent in AGENTS
-        }
-        self.action_spaces = {agent: spaces.Discrete(NUM_ACTIONS) for agent in AGENTS}
-        self._capture_sets = capture_table(self.rules)
-        self._rng: np.random.Generator | None = None
-        self._current: int | None = None  # the player to move; None once the game is over
+    def _deal_kind(self, deal: str) -> DealKind:  # type: ignore[override]
+        return DEAL_KINDS[check_choice(deal, "deal", DEALS)]
 
-    # PettingZoo API -------------------------------------------------------------------------
-
-    def observation_space(self, agent: str) -> spaces.Space:
-        return self.observation_spaces[agent]
-
-    def action_space(self, agent: str) -> spaces.Space:
-        return self.action_spaces[agent]
-
-    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
-        deck, first_player = self._parse_options(options)  # may raise: change nothing before
-        if seed is not None or self._rng is None:
-            self._rng = np.random.default_rng(seed)
-        if first_player is None:
-            first_player = int(self._rng.integers(len(AGENTS)))
-        dealer = (first_player - 1) % len(AGENTS)
-        self._match: Match = Match(self.rules, first_dealer=dealer, kind=self.deal_kind)
-        if deck is not None:
-            self._deal: Deal = Deal.from_deck(deck, first_player, self.rules, self.deal_kind)
-        else:
-            self._deal = self._match.new_deal(self._rng)
-        self._score_before = (0, 0)
-
-        self.agents = list(AGENTS)
-        self.rewards = dict.fromkeys(AGENTS, 0.0)
-        self._cumulative_rewards = dict.fromkeys(AGENTS, 0.0)
-        self.terminations = dict.fromkeys(AGENTS, False)
-        self.truncations = dict.fromkeys(AGENTS, False)
-        self.infos: dict[str, dict[str, Any]] = {agent: {} for agent in AGENTS}
-        self._rewards_pending = False
-        self._done = False
-        self._skip_agent_selection = None
-        self._pending: int | None = None
-        self._options: tuple[int, ...] = ()
-        self._picked = 0
-        self._last_play: Play | None = None
-        self._refresh()
-        if self.render_mode == "human":
-            self.render()
-
-    def observe(self, agent: str) -> dict[str, np.ndarray]:
-        """The agent's observation; repeated calls in one state return the same arrays."""
-        player = _INDEX[agent]
-        obs = self._obs_cache[player]
-        if obs is None:
-            obs = self._obs_cache[player] = self._observe(player)
-        return obs
-
-    def step(self, action: int | np.integer) -> None:
-        agent = self.agent_selection
-        if self.terminations[agent] or self.truncations[agent]:
-            self._was_dead_step(action)
-            return
-        try:
-            a = operator.index(action)
-        except TypeError:
-            a = -1
-        if not 0 <= a < NUM_ACTIONS or not self._legal >> a & 1:
-            raise IllegalActionError(self._illegal_message(action))
-        if self._rewards_pending:
-            self._clear_rewards()
-            self._rewards_pending = False
-        self._cumulative_rewards[agent] = 0.0
-        if self.infos[agent]:
-            self.infos[agent] = {}
-
-        if self._pending is None:
-            options = self._capture_sets(self._table, _VALUE[a])
-            if len(options) > 1:  # a choice: the same agent picks table cards next
-                self._pending, self._options, self._picked = a, options, 0
-            else:
-                self._play(a, options[0] if options else 0)
-        else:
-            picked = self._picked | 1 << (a - PICK_OFFSET)
-            sets = consistent_sets(self._options, picked)
-            if len(sets) > 1:
-                self._picked = picked
-            else:
-                card = self._pending
-                self._pending, self._options, self._picked = None, (), 0
-                self._play(card, sets[0])
-        self._refresh()
-        if self.render_mode == "human":
-            self.render()
-
-    def render(self) -> str | np.ndarray | None:
-        if self.render_mode is None:
-            gymnasium.logger.warn(
-                "You are calling render method without specifying any render mode."
-            )
-            return None
+    def _scene(self) -> Any:
         from scopa_env import render
 
-        scene = render.ScoponeScene.from_env(self)
-        if self.render_mode == "rgb_array":
-            return render.to_rgb_array(scene)
-        text = render.to_ansi(scene)
-        if self.render_mode == "human":
-            print(text)
-            return None
-        return text
-
-    def close(self) -> None:
-        pass
-
-    # Introspection --------------------------------------------------------------------------
-
-    @property
-    def deal(self) -> Deal:
-        """The current deal (read-only: use ``step`` to change it)."""
-        if "_deal" not in self.__dict__:
-            raise AttributeError("the environment has not been reset yet")
-        return self._deal
-
-    @property
-    def match(self) -> Match:
-        """The match: scores, dealer and winner per partnership (read-only)."""
-        if "_match" not in self.__dict__:
-            raise AttributeError("the environment has not been reset yet")
-        return self._match
-
-    @property
-    def phase(self) -> Literal["play", "pick"]:
-        """``"play"``: choose a card to play; ``"pick"``: choose table cards to capture."""
-        return "play" if self._pending is None else "pick"
-
-    @property
-    def pending_card(self) -> int | None:
-        """The card being played while its capture is chosen."""
-        return self._pending
-
-    @property
-    def last_play(self) -> Play | None:
-        """The last play resolved in this episode (it may belong to the previous deal)."""
-        return self._last_play
-
-    @property
-    def picked(self) -> tuple[int, ...]:
-        """The table cards picked so far for the pending capture."""
-        return cards_of(self._picked)
-
-    def legal_actions(self) -> list[int]:
-        """The legal actions of the agent to move (empty when the game is over)."""
-        legal, actions = self._legal, []
-        while legal:
-            low = legal & -legal
-            actions.append(low.bit_length() - 1)
-            legal ^= low
-        return actions
-
-    describe_action = staticmethod(_scopa_env.describe_action)
-
-    # Pickling keeps the game, not just the constructor arguments ---------------------------
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = EzPickle.__getstate__(self)
-        if "_deal" in self.__dict__:
-            state["game"] = {
-                "deal": self._deal.to_dict(),
-                "match": self._match,
-                "rng": self._rng,
-                "score_before": self._score_before,
-                "pending": self._pending,
-                "options": self._options,
-                "picked": self._picked,
-                "last_play": self._last_play,
-                "agents": list(self.agents),
-                "agent_selection": self.agent_selection,
-                "skip_agent_selection": self._skip_agent_selection,
-                "rewards": dict(self.rewards),
-                "cumulative_rewards": dict(self._cumulative_rewards),
-                "rewards_pending": self._rewards_pending,
-                "done": self._done,
-                "terminations": dict(self.terminations),
-                "truncations": dict(self.truncations),
-                "infos": {agent: dict(info) for agent, info in self.infos.items()},
-            }
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        EzPickle.__setstate__(self, state)
-        game = state.get("game")
-        if game is None:
-            return
-        self._deal = Deal.from_dict(game["deal"])
-        self._match = game["match"]
-        self._rng = game["rng"]
-        self._score_before = game["score_before"]
-        self._pending = game["pending"]
-        self._options = game["options"]
-        self._picked = game["picked"]
-        self._last_play = game["last_play"]
-        self.agents = game["agents"]
-        self.agent_selection = game["agent_selection"]
-        self._skip_agent_selection = game["skip_agent_selection"]
-        self.rewards = game["rewards"]
-        self._cumulative_rewards = game["cumulative_rewards"]
-        self._rewards_pending = game["rewards_pending"]
-        self._done = game["done"]
-        self.terminations = game["terminations"]
-        self.truncations = game["truncations"]
-        self.infos = game["infos"]
-        self._refresh()
-
-    # Internals ------------------------------------------------------------------------------
-
-    def _parse_options(self, options: dict[str, Any] | None) -> tuple[Any, int | None]:
-        if options is None:
-            return None, None
-        if not isinstance(options, dict):
-            raise ValueError(f"reset options must be a dict, got {type(options).__name__}")
-        unknown = sorted(set(options) - set(RESET_OPTIONS))
-        if unknown:
-            warnings.warn(
-                f"scopone_v0.reset ignores unknown option(s) {unknown}; "
-                f"it understands {list(RESET_OPTIONS)}",
-                stacklevel=3,
-            )
-        deck = options.get("deck")
-        first_player = options.get("first_player")
-        if first_player is not None and (
-            isinstance(first_player, bool)
-            or not isinstance(first_player, int | np.integer)
-            or not 0 <= first_player < len(AGENTS)
-        ):
-            raise ValueError(f"options['first_player'] must be 0, 1, 2 or 3, got {first_player!r}")
-        if deck is not None:
-            # Validate before anything changes, so a bad deck leaves the environment as it was.
-            Deal.from_deck(deck, 0, self.rules, self.deal_kind)
-            if first_player is None:
-                first_player = 0
-        return deck, None if first_player is None else int(first_player)
-
-    def _refresh(self) -> None:
-        """Recompute what the next step and observations need; drop cached observations."""
-        deal = self._deal
-        masks = deal.masks
-        self._masks = masks
-        self._table = masks["table"]
-        self._obs_cache: list[dict[str, np.ndarray] | None] = [None] * len(AGENTS)
-        if self._done:
-            self._current = None
-            self._legal = 0
-            return
-        player = deal.current_player
-        self._current = player
-        self.agent_selection = AGENTS[player]
-        if self._pending is None:
-            self._legal = masks["hands"][player]
-        else:
-            self._legal = pickable_cards(self._options, self._picked) << PICK_OFFSET
-
-    def _observe(self, player: int) -> dict[str, np.ndarray]:
-        masks = self._masks
-        deal = self._deal
-        choosing = player == self._current and self._pending is not None
-        observation = encode(
-            masks["hands"],
-            masks["table"],
-            masks["piles"],
-            masks["played"],
-            deal.scope,
-            deal.last_capturer,
-            deal.dealer,
-            player,
-            pending_card=self._pending if choosing else None,
-            picked=self._picked if choosing else 0,
-            match_score=self._score_before,
-            target=self.rules.target,
-        )
-        if player != self._current:
-            mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
-        elif self._pending is None:
-            # Every card in hand may be played: the mask is the hand plane, already encoded.
-            mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
-            mask[:NUM_CARDS] = observation[_HAND]
-        else:
-            legal = np.frombuffer(self._legal.to_bytes(_MASK_BYTES, "little"), dtype=np.uint8)
-            mask = np.unpackbits(legal, bitorder="little").view(np.int8)
-        return {"observation": observation, "action_mask": mask}
-
-    def _play(self, card: int, capture: int) -> None:
-        """Apply a resolved play to the engine; score the deal if it ends."""
-        deal = self._deal
-        player = deal.current_player
-        sweep = capture != 0 and capture == self._table
-        scope = deal.scope[player] if sweep else 0
-        deal.play_unchecked(card, capture)
-        self._last_play = Play(player, card, capture, sweep and deal.scope[player] > scope)
-        if deal.is_over:
-            self._end_deal()
-
-    def _end_deal(self) -> None:
-        deal, match = self._deal, self._match
-        breakdowns = deal.score()
-        totals = (breakdowns[0].total, breakdowns[1].total)
-        match.record_deal(totals)
-        done = self.episode == "deal" or match.is_over
-        info: dict[str, Any] = {
-            "deal_score": [b.to_dict() for b in breakdowns],
-            "match_score": match.scores,
-        }
-        by_team = None
-        if self.reward_mode == "points":
-            by_team = (float(totals[0] - totals[1]), float(totals[1] - totals[0]))
-        if done:
-            if self.episode == "match":
-                winner = match.winner
-            else:
-                winner = None if totals[0] == totals[1] else int(totals[1] > totals[0])
-            info["winner"] = None if winner is None else TEAMS[winner]
-            if self.reward_mode == "match" and winner is not None:
-                by_team = (1.0, -1.0) if winner == 0 else (-1.0, 1.0)
-            self.terminations = dict.fromkeys(AGENTS, True)
-            self._done = True
-        self.infos = {agent: dict(info) for agent in AGENTS}
-        if by_team is not None:
-            self.rewards = {agent: by_team[p % 2] for p, agent in enumerate(AGENTS)}
-            self._accumulate_rewards()
-            self._rewards_pending = True
-        if not done:
-            self._deal = match.new_deal(self._rng)  # type: ignore[arg-type]  # set by reset
-            self._score_before = match.scores
-
-    def _illegal_message(self, action: Any) -> str:
-        agent = self.agent_selection
-        legal = ", ".join(f"{a} ({self.describe_action(a)})" for a in self.legal_actions())
-        if self._pending is None:
-            doing = "playing a card"
-        else:
-            doing = f"choosing the capture for {card_name(self._pending)}"
-            if self._picked:
-                doing += f" (picked {' '.join(card_name(c) for c in cards_of(self._picked))})"
-        return f"action {action!r} is not legal for {agent}, who is {doing}; legal actions: {legal}"
+        return render.ScoponeScene.from_env(self)

@@ -1,0 +1,521 @@
+"""The AEC environment shared by ``scopa_v0`` and ``scopone_v0``: one implementation of the
+action space, the capture-picking phase, rewards, infos, reset options and pickling.
+
+``CaptureGameEnv`` plays any deal kind of the engine. A subclass supplies only what differs
+between the games: its agents, its deal kind, the observation encoder and its bounds, the
+``winner`` info by side (a side is a player in Scopa, a partnership in Scopone: seat ``p``
+belongs to side ``p % 2`` in both), its render scene and its metadata. Each environment module
+documents the environment itself.
+"""
+
+from __future__ import annotations
+
+import operator
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar, Literal, NamedTuple
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import EzPickle
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from scopa_env.captures import capture_table, consistent_sets, pickable_cards
+from scopa_env.cards import CAPTURE_VALUE, NUM_CARDS, card_name, cards_of
+from scopa_env.engine import Deal, DealKind, IllegalMoveError, Match
+from scopa_env.rules import Rules, resolve_rules
+
+__all__ = [
+    "NUM_ACTIONS",
+    "PICK_OFFSET",
+    "CaptureGameEnv",
+    "IllegalActionError",
+    "Play",
+    "check_choice",
+    "classic_wrappers",
+]
+
+NUM_ACTIONS = 2 * NUM_CARDS
+#: Actions ``PICK_OFFSET + c`` take table card ``c`` during a capture choice.
+PICK_OFFSET = NUM_CARDS
+EPISODES = ("match", "deal")
+REWARDS = ("match", "points")
+RENDER_MODES = ("human", "ansi", "rgb_array")
+RESET_OPTIONS = ("deck", "first_player")
+
+_VALUE = [int(v) for v in CAPTURE_VALUE]
+_MASK_BYTES = NUM_ACTIONS // 8
+
+
+class Play(NamedTuple):
+    """A resolved play: who played which card, the table cards taken (a bit mask; 0 when the
+    card was laid down), and whether it scored a scopa."""
+
+    player: int
+    card: int
+    capture: int
+    scopa: bool
+
+
+class IllegalActionError(IllegalMoveError):
+    """An action that is not legal for the agent to move (see its ``action_mask``)."""
+
+
+def classic_wrappers(aec: AECEnv) -> AECEnv:
+    """``aec`` in PettingZoo's classic wrappers: an illegal action loses with -1."""
+    aec = wrappers.TerminateIllegalWrapper(aec, illegal_reward=-1)
+    aec = wrappers.AssertOutOfBoundsWrapper(aec)
+    aec = wrappers.OrderEnforcingWrapper(aec)
+    return aec
+
+
+def check_choice(value: Any, name: str, choices: Sequence[str]) -> str:
+    """``value`` if it is one of ``choices``, else a ``ValueError`` naming the argument."""
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(f"{name} must be one of {list(choices)}, got {value!r}")
+    return value
+
+
+class CaptureGameEnv(AECEnv, EzPickle):
+    """A fishing card game (Scopa, Scopone) as a PettingZoo AEC environment.
+
+    Subclasses set the class attributes below, ``metadata`` and ``_deal_kind``, and may add
+    constructor arguments of their own: the base passes them to ``_deal_kind`` and records them
+    for pickling.
+    """
+
+    metadata = {
+        "render_modes": list(RENDER_MODES),
+        "name": "capture_game",  # each subclass names itself
+        "is_parallelizable": False,
+        "render_fps": 2,
+    }
+    #: The agents by seat.
+    AGENTS: ClassVar[tuple[str, ...]]
+    #: The ``"winner"`` info by side (side 0 holds the even seats, side 1 the odd ones).
+    WINNERS: ClassVar[tuple[Any, Any]]
+    #: The observation encoder, with the signature of ``scopa_env.observation.encode``.
+    _encode: ClassVar[Callable[..., np.ndarray]]
+    #: Upper bounds of the observation vector (its shape is the observation's).
+    _OBS_HIGH: ClassVar[np.ndarray]
+    #: The hand plane of the observation vector (the mask of the play phase).
+    _HAND: ClassVar[slice]
+    _INDEX: ClassVar[dict[str, int]]
+    _SHOW_HANDS: ClassVar[tuple[str, ...]]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "AGENTS" in cls.__dict__:
+            cls._INDEX = {agent: i for i, agent in enumerate(cls.AGENTS)}
+            cls._SHOW_HANDS = ("current", "all", *cls.AGENTS)
+
+    def __init__(
+        self,
+        rules: Rules | str | dict[str, Any] | None = None,
+        episode: Literal["match", "deal"] = "match",
+        reward: Literal["match", "points"] = "match",
+        render_mode: str | None = None,
+        show_hands: str = "current",
+        **variant: Any,
+    ) -> None:
+        EzPickle.__init__(
+            self,
+            rules=rules,
+            **variant,
+            episode=episode,
+            reward=reward,
+            render_mode=render_mode,
+            show_hands=show_hands,
+        )
+        super().__init__()
+        self.rules: Rules = resolve_rules(rules)
+        self.deal_kind: DealKind = self._deal_kind(**variant)
+        self.episode = check_choice(episode, "episode", EPISODES)
+        self.reward_mode = check_choice(reward, "reward", REWARDS)
+        if render_mode is not None:
+            check_choice(render_mode, "render_mode", RENDER_MODES)
+        self.render_mode = render_mode
+        self.show_hands = check_choice(show_hands, "show_hands", self._SHOW_HANDS)
+
+        agents = self.AGENTS
+        high = self._OBS_HIGH
+        self.possible_agents = list(agents)
+        self.agents: list[str] = []
+        self.observation_spaces = {
+            agent: spaces.Dict(
+                {
+                    "observation": spaces.Box(0.0, high, shape=high.shape, dtype=np.float32),
+                    "action_mask": spaces.Box(0, 1, shape=(NUM_ACTIONS,), dtype=np.int8),
+                }
+            )
+            for agent in agents
+        }
+        self.action_spaces = {agent: spaces.Discrete(NUM_ACTIONS) for agent in agents}
+        self._capture_sets = capture_table(self.rules)
+        # Instance copies of the class constants the hot path reads (faster to look up).
+        self._agents = agents
+        self._players = len(agents)
+        self._index = self._INDEX
+        self._encoder = self._encode
+        self._hand = self._HAND
+        self._rng: np.random.Generator | None = None
+        self._current: int | None = None  # the player to move; None once the game is over
+
+    def _deal_kind(self, **variant: Any) -> DealKind:
+        """The deal kind of the game, from the subclass's own constructor arguments."""
+        raise NotImplementedError
+
+    def _scene(self) -> Any:
+        """The ``scopa_env.render`` scene of the current position."""
+        raise NotImplementedError
+
+    # PettingZoo API -------------------------------------------------------------------------
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        deck, first_player = self._parse_options(options)  # may raise: change nothing before
+        if seed is not None or self._rng is None:
+            self._rng = np.random.default_rng(seed)
+        agents = self.AGENTS
+        if first_player is None:
+            first_player = int(self._rng.integers(len(agents)))
+        dealer = (first_player - 1) % len(agents)
+        self._match: Match = Match(self.rules, first_dealer=dealer, kind=self.deal_kind)
+        if deck is not None:
+            self._deal: Deal = Deal.from_deck(deck, first_player, self.rules, self.deal_kind)
+        else:
+            self._deal = self._match.new_deal(self._rng)
+        self._score_before = (0, 0)
+
+        self.agents = list(agents)
+        self.rewards = dict.fromkeys(agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(agents, 0.0)
+        self.terminations = dict.fromkeys(agents, False)
+        self.truncations = dict.fromkeys(agents, False)
+        self.infos: dict[str, dict[str, Any]] = {agent: {} for agent in agents}
+        self._rewards_pending = False
+        self._done = False
+        self._skip_agent_selection = None
+        self._pending: int | None = None
+        self._options: tuple[int, ...] = ()
+        self._picked = 0
+        self._last_play: Play | None = None
+        self._refresh()
+        if self.render_mode == "human":
+            self.render()
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        """The agent's observation; repeated calls in one state return the same arrays."""
+        player = self._index[agent]
+        obs = self._obs_cache[player]
+        if obs is None:
+            obs = self._obs_cache[player] = self._observe(player)
+        return obs
+
+    def step(self, action: int | np.integer) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        try:
+            a = operator.index(action)
+        except TypeError:
+            a = -1
+        if not 0 <= a < NUM_ACTIONS or not self._legal >> a & 1:
+            raise IllegalActionError(self._illegal_message(action))
+        if self._rewards_pending:
+            self._clear_rewards()
+            self._rewards_pending = False
+        self._cumulative_rewards[agent] = 0.0
+        if self.infos[agent]:
+            self.infos[agent] = {}
+
+        if self._pending is None:
+            options = self._capture_sets(self._table, _VALUE[a])
+            if len(options) > 1:  # a choice: the same agent picks table cards next
+                self._pending, self._options, self._picked = a, options, 0
+            else:
+                self._play(a, options[0] if options else 0)
+        else:
+            picked = self._picked | 1 << (a - PICK_OFFSET)
+            sets = consistent_sets(self._options, picked)
+            if len(sets) > 1:
+                self._picked = picked
+            else:
+                card = self._pending
+                self._pending, self._options, self._picked = None, (), 0
+                self._play(card, sets[0])
+        self._refresh()
+        if self.render_mode == "human":
+            self.render()
+
+    def render(self) -> str | np.ndarray | None:
+        if self.render_mode is None:
+            gymnasium.logger.warn(
+                "You are calling render method without specifying any render mode."
+            )
+            return None
+        from scopa_env import render
+
+        scene = self._scene()
+        if self.render_mode == "rgb_array":
+            return render.to_rgb_array(scene)
+        text = render.to_ansi(scene)
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        pass
+
+    # Introspection --------------------------------------------------------------------------
+
+    @property
+    def deal(self) -> Deal:
+        """The current deal (read-only: use ``step`` to change it)."""
+        if "_deal" not in self.__dict__:
+            raise AttributeError("the environment has not been reset yet")
+        return self._deal
+
+    @property
+    def match(self) -> Match:
+        """The match: scores, dealer and winner (per side; read-only)."""
+        if "_match" not in self.__dict__:
+            raise AttributeError("the environment has not been reset yet")
+        return self._match
+
+    @property
+    def phase(self) -> Literal["play", "pick"]:
+        """``"play"``: choose a card to play; ``"pick"``: choose table cards to capture."""
+        return "play" if self._pending is None else "pick"
+
+    @property
+    def pending_card(self) -> int | None:
+        """The card being played while its capture is chosen."""
+        return self._pending
+
+    @property
+    def last_play(self) -> Play | None:
+        """The last play resolved in this episode (it may belong to the previous deal)."""
+        return self._last_play
+
+    @property
+    def picked(self) -> tuple[int, ...]:
+        """The table cards picked so far for the pending capture."""
+        return cards_of(self._picked)
+
+    def legal_actions(self) -> list[int]:
+        """The legal actions of the agent to move (empty when the game is over)."""
+        legal, actions = self._legal, []
+        while legal:
+            low = legal & -legal
+            actions.append(low.bit_length() - 1)
+            legal ^= low
+        return actions
+
+    @staticmethod
+    def describe_action(action: int) -> str:
+        """A readable name for an action, e.g. ``"play 7D"`` or ``"take 5C"``."""
+        action = operator.index(action)
+        if 0 <= action < PICK_OFFSET:
+            return f"play {card_name(action)}"
+        if PICK_OFFSET <= action < NUM_ACTIONS:
+            return f"take {card_name(action - PICK_OFFSET)}"
+        raise ValueError(f"not an action: {action!r} (actions are 0..{NUM_ACTIONS - 1})")
+
+    # Pickling keeps the game, not just the constructor arguments ---------------------------
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = EzPickle.__getstate__(self)
+        if "_deal" in self.__dict__:
+            state["game"] = {
+                "deal": self._deal.to_dict(),
+                "match": self._match,
+                "rng": self._rng,
+                "score_before": self._score_before,
+                "pending": self._pending,
+                "options": self._options,
+                "picked": self._picked,
+                "last_play": self._last_play,
+                "agents": list(self.agents),
+                "agent_selection": self.agent_selection,
+                "skip_agent_selection": self._skip_agent_selection,
+                "rewards": dict(self.rewards),
+                "cumulative_rewards": dict(self._cumulative_rewards),
+                "rewards_pending": self._rewards_pending,
+                "done": self._done,
+                "terminations": dict(self.terminations),
+                "truncations": dict(self.truncations),
+                "infos": {agent: dict(info) for agent, info in self.infos.items()},
+            }
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        EzPickle.__setstate__(self, state)
+        game = state.get("game")
+        if game is None:
+            return
+        self._deal = Deal.from_dict(game["deal"])
+        self._match = game["match"]
+        self._rng = game["rng"]
+        self._score_before = game["score_before"]
+        self._pending = game["pending"]
+        self._options = game["options"]
+        self._picked = game["picked"]
+        self._last_play = game["last_play"]
+        self.agents = game["agents"]
+        self.agent_selection = game["agent_selection"]
+        self._skip_agent_selection = game["skip_agent_selection"]
+        self.rewards = game["rewards"]
+        self._cumulative_rewards = game["cumulative_rewards"]
+        self._rewards_pending = game["rewards_pending"]
+        self._done = game["done"]
+        self.terminations = game["terminations"]
+        self.truncations = game["truncations"]
+        self.infos = game["infos"]
+        self._refresh()
+
+    # Internals ------------------------------------------------------------------------------
+
+    def _parse_options(self, options: dict[str, Any] | None) -> tuple[Any, int | None]:
+        if options is None:
+            return None, None
+        if not isinstance(options, dict):
+            raise ValueError(f"reset options must be a dict, got {type(options).__name__}")
+        unknown = sorted(set(options) - set(RESET_OPTIONS))
+        if unknown:
+            warnings.warn(
+                f"{self.metadata['name']}.reset ignores unknown option(s) {unknown}; "
+                f"it understands {list(RESET_OPTIONS)}",
+                stacklevel=3,
+            )
+        deck = options.get("deck")
+        first_player = options.get("first_player")
+        players = len(self.AGENTS)
+        if first_player is not None and (
+            isinstance(first_player, bool)
+            or not isinstance(first_player, int | np.integer)
+            or not 0 <= first_player < players
+        ):
+            seats = ", ".join(str(p) for p in range(players - 1))
+            raise ValueError(
+                f"options['first_player'] must be {seats} or {players - 1}, got {first_player!r}"
+            )
+        if deck is not None:
+            # Validate before anything changes, so a bad deck leaves the environment as it was.
+            Deal.from_deck(deck, 0, self.rules, self.deal_kind)
+            if first_player is None:
+                first_player = 0
+        return deck, None if first_player is None else int(first_player)
+
+    def _refresh(self) -> None:
+        """Recompute what the next step and observations need; drop cached observations."""
+        deal = self._deal
+        masks = deal.masks
+        self._masks = masks
+        self._table = masks["table"]
+        self._obs_cache: list[dict[str, np.ndarray] | None] = [None] * self._players
+        if self._done:
+            self._current = None
+            self._legal = 0
+            return
+        player = deal.current_player
+        self._current = player
+        self.agent_selection = self._agents[player]
+        if self._pending is None:
+            self._legal = masks["hands"][player]
+        else:
+            self._legal = pickable_cards(self._options, self._picked) << PICK_OFFSET
+
+    def _observe(self, player: int) -> dict[str, np.ndarray]:
+        masks = self._masks
+        deal = self._deal
+        choosing = player == self._current and self._pending is not None
+        observation = self._encoder(
+            masks["hands"],
+            masks["table"],
+            masks["piles"],
+            masks["played"],
+            len(deal.stock),
+            deal.scope,
+            deal.last_capturer,
+            deal.dealer,
+            player,
+            pending_card=self._pending if choosing else None,
+            picked=self._picked if choosing else 0,
+            match_score=self._score_before,
+            target=self.rules.target,
+        )
+        if player != self._current:
+            mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+        elif self._pending is None:
+            # Every card in hand may be played: the mask is the hand plane, already encoded.
+            mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+            mask[:NUM_CARDS] = observation[self._hand]
+        else:
+            legal = np.frombuffer(self._legal.to_bytes(_MASK_BYTES, "little"), dtype=np.uint8)
+            mask = np.unpackbits(legal, bitorder="little").view(np.int8)
+        return {"observation": observation, "action_mask": mask}
+
+    def _play(self, card: int, capture: int) -> None:
+        """Apply a resolved play to the engine; score the deal if it ends."""
+        deal = self._deal
+        player = deal.current_player
+        sweep = capture != 0 and capture == self._table
+        scope = deal.scope[player] if sweep else 0
+        deal.play_unchecked(card, capture)
+        self._last_play = Play(player, card, capture, sweep and deal.scope[player] > scope)
+        if deal.is_over:
+            self._end_deal()
+
+    def _end_deal(self) -> None:
+        deal, match = self._deal, self._match
+        agents = self.AGENTS
+        breakdowns = deal.score()  # by side
+        totals = (breakdowns[0].total, breakdowns[1].total)
+        match.record_deal(totals)
+        done = self.episode == "deal" or match.is_over
+        info: dict[str, Any] = {
+            "deal_score": [b.to_dict() for b in breakdowns],
+            "match_score": match.scores,
+        }
+        by_side = None
+        if self.reward_mode == "points":
+            by_side = (float(totals[0] - totals[1]), float(totals[1] - totals[0]))
+        if done:
+            if self.episode == "match":
+                winner = match.winner
+            else:
+                winner = None if totals[0] == totals[1] else int(totals[1] > totals[0])
+            info["winner"] = None if winner is None else self.WINNERS[winner]
+            if self.reward_mode == "match" and winner is not None:
+                by_side = (1.0, -1.0) if winner == 0 else (-1.0, 1.0)
+            self.terminations = dict.fromkeys(agents, True)
+            self._done = True
+        self.infos = {agent: dict(info) for agent in agents}
+        if by_side is not None:
+            self.rewards = {agent: by_side[p % 2] for p, agent in enumerate(agents)}
+            self._accumulate_rewards()
+            self._rewards_pending = True
+        if not done:
+            self._deal = match.new_deal(self._rng)  # type: ignore[arg-type]  # set by reset
+            self._score_before = match.scores
+
+    def _illegal_message(self, action: Any) -> str:
+        agent = self.agent_selection
+        legal = ", ".join(f"{a} ({self.describe_action(a)})" for a in self.legal_actions())
+        if self._pending is None:
+            doing = "playing a card"
+        else:
+            doing = f"choosing the capture for {card_name(self._pending)}"
+            if self._picked:
+                doing += f" (picked {' '.join(card_name(c) for c in cards_of(self._picked))})"
+        return f"action {action!r} is not legal for {agent}, who is {doing}; legal actions: {legal}"
