@@ -63,17 +63,19 @@ SCALARS = (
 )
 
 
-def _build_slices() -> dict[str, slice]:
-    slices = {name: slice(i * NUM_CARDS, (i + 1) * NUM_CARDS) for i, name in enumerate(PLANES)}
-    start = NUM_PLANES * NUM_CARDS
-    for name, size in SCALARS:
+def layout_slices(planes: Iterable[str], scalars: Iterable[tuple[str, int]]) -> dict[str, slice]:
+    """Name -> slice of a layout: 40-wide card planes first, then the sized scalar features."""
+    planes = tuple(planes)
+    slices = {name: slice(i * NUM_CARDS, (i + 1) * NUM_CARDS) for i, name in enumerate(planes)}
+    start = len(planes) * NUM_CARDS
+    for name, size in scalars:
         slices[name] = slice(start, start + size)
         start += size
     return slices
 
 
 #: Name -> slice of the observation vector.
-OBS_SLICES: dict[str, slice] = _build_slices()
+OBS_SLICES: dict[str, slice] = layout_slices(PLANES, SCALARS)
 OBS_SIZE: int = OBS_SLICES["last_capturer"].stop
 MATCH_SCORE_CAP = 4.0
 STOCK_SCALE = 30.0

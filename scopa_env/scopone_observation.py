@@ -41,7 +41,7 @@ from __future__ import annotations
 import numpy as np
 
 from scopa_env.cards import ALL_CARDS_MASK, NUM_CARDS
-from scopa_env.observation import MATCH_SCORE_CAP, TARGET_SCALE, masks_to_planes
+from scopa_env.observation import MATCH_SCORE_CAP, TARGET_SCALE, layout_slices, masks_to_planes
 
 PLANES = (
     "hand",
@@ -70,17 +70,8 @@ SCALARS = (
 NEXT, PARTNER, PREV = 1, 2, 3
 
 
-def _build_slices() -> dict[str, slice]:
-    slices = {name: slice(i * NUM_CARDS, (i + 1) * NUM_CARDS) for i, name in enumerate(PLANES)}
-    start = NUM_PLANES * NUM_CARDS
-    for name, size in SCALARS:
-        slices[name] = slice(start, start + size)
-        start += size
-    return slices
-
-
 #: Name -> slice of the observation vector.
-OBS_SLICES: dict[str, slice] = _build_slices()
+OBS_SLICES: dict[str, slice] = layout_slices(PLANES, SCALARS)
 OBS_SIZE: int = OBS_SLICES["last_capturer"].stop
 HAND_SCALE = 10.0
 SCOPE_SCALE = 20.0
@@ -91,7 +82,7 @@ OBS_HIGH[OBS_SLICES["match_score"]] = MATCH_SCORE_CAP
 
 
 def plane(obs: np.ndarray, name: str) -> np.ndarray:
-    """The named feature of an observation (a view; works on batches too)."""
+    """The named feature of a Scopone observation (a view; works on batches too)."""
     return obs[..., OBS_SLICES[name]]
 
 

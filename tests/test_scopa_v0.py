@@ -505,8 +505,8 @@ def snapshot(env: Any) -> tuple:
         env.picked,
         dict(env.rewards),
         dict(env._cumulative_rewards),
-        [env.observe(a)["observation"].copy() for a in AGENTS],
-        [env.observe(a)["action_mask"].copy() for a in AGENTS],
+        [env.observe(a)["observation"].copy() for a in env.possible_agents],
+        [env.observe(a)["action_mask"].copy() for a in env.possible_agents],
     )
 
 

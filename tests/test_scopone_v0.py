@@ -30,7 +30,8 @@ from training import cli
 from training.evaluate import duplicate_deck, evaluate, markdown_report
 
 # PettingZoo's bombardment_test, repaired for dict observations (see test_scopa_v0).
-bombardment = importlib.import_module("test_scopa_v0").bombardment
+_scopa_tests = importlib.import_module("test_scopa_v0")
+bombardment = _scopa_tests.bombardment
 
 AGENTS = ("player_0", "player_1", "player_2", "player_3")
 DEALS = ("scopone", "scopone_scientifico")
@@ -412,25 +413,9 @@ def test_observations_hold_no_hidden_card() -> None:
 # Illegal actions -----------------------------------------------------------------------------
 
 
-def snapshot(env: Any) -> tuple:
-    return (
-        env.deal.to_dict(),
-        env.match.scores,
-        env.agent_selection,
-        env.phase,
-        env.picked,
-        dict(env.rewards),
-        dict(env._cumulative_rewards),
-        [env.observe(a)["observation"].copy() for a in AGENTS],
-        [env.observe(a)["action_mask"].copy() for a in AGENTS],
-    )
-
-
-def assert_same(a: tuple, b: tuple) -> None:
-    assert a[:7] == b[:7]
-    for x, y in zip(a[7:], b[7:], strict=True):
-        for u, v in zip(x, y, strict=True):
-            np.testing.assert_array_equal(u, v)
+# snapshot(env) and assert_same(a, b): every observable part of the state, compared.
+snapshot = _scopa_tests.snapshot
+assert_same = _scopa_tests.assert_same
 
 
 @pytest.mark.parametrize(
