@@ -33,6 +33,7 @@ from scopa_env.engine import Deal
 from scopa_env.rules import Rules
 
 DEFAULT_ITERATIONS = 300
+_MAX_PLANS = 4096
 
 
 class _Node:
@@ -92,23 +93,27 @@ class ISMCTSAgent(RuleAgent):
         self.reward_scale = reward_scale
         self.valuer = MoveValuer(self.rules, values)
         self._random = random.Random(int(self.rng.integers(2**63)))
-        self._plan: tuple[tuple[int, int, int, int], Move] | None = None
+        self._plans: dict[tuple[int, int, int, int], Move] = {}
         self.last_iterations = 0
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
         if seed is not None:
             self._random = random.Random(int(self.rng.integers(2**63)))
-        self._plan = None
+        self._plans.clear()
 
     def choose(self, info: InfoState, moves: list[Move]) -> Move:
+        # The picks that finish a capture follow the move searched when its card was played;
+        # plans are kept per position, so one player can serve a batch of games.
         key = (info.full_hand, info.table, info.piles[0], info.piles[1])
-        if info.in_pick_phase and self._plan is not None:
-            plan_key, plan = self._plan
-            if plan_key == key and plan in moves:
+        if info.in_pick_phase:
+            plan = self._plans.get(key)
+            if plan in moves:
                 return plan
         move = self.search(info, moves)
-        self._plan = (key, move)
+        self._plans[key] = move
+        if len(self._plans) > _MAX_PLANS:
+            del self._plans[next(iter(self._plans))]
         return move
 
     def search(self, info: InfoState, root_moves: list[Move]) -> Move:

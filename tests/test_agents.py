@@ -225,6 +225,23 @@ def test_ismcts_is_reproducible_and_respects_the_pending_card() -> None:
     assert action in (40 + parse_cards("7D")[0], 40 + parse_cards("7S")[0])
 
 
+def test_ismcts_finishes_each_games_planned_capture_when_serving_a_batch() -> None:
+    """Between a card and its picks the player may act in other games (``act_batch`` over a
+    batch of environments): the picks still follow the move searched for that game."""
+    rules = Rules()
+    agent = ISMCTSAgent(rules, iterations=20, seed=0)
+    searches = []
+    search = agent.search
+    agent.search = lambda info, moves: searches.append(info) or search(info, moves)
+    games = [("7C 7B", "7D 7S"), ("5C 5B", "5D 5S")]  # either card takes either table card
+    played = [agent.act(_observation(hand, table, rules)) for hand, table in games]
+    assert len(searches) == 2
+    for (hand, table), card in zip(games, played, strict=True):
+        pick = agent.act(_observation(hand, table, rules, pending_card=card))
+        assert pick - 40 in parse_cards(table)
+    assert len(searches) == 2  # the picks came from the plans, not from new searches
+
+
 def test_make_agent_names_and_errors(tmp_path) -> None:
     assert isinstance(make_agent("random"), RandomAgent)
     assert isinstance(make_agent("greedy", rules="napola"), GreedyAgent)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -69,6 +70,13 @@ def test_variant_configs_validate_and_take_rule_options(name: str) -> None:
         ({"selfplay": {"opponents": {"human": 1.0}}}, "selfplay.opponents", "unknown opponent"),
         ({"selfplay": {"opponents": {"snapshot": 1.0}}}, "selfplay.opponents", "or heuristic"),
         ({"eval": {"opponents": ["greedy"], "best_against": "random"}}, "eval", "best_against"),
+        (
+            {"warm_start": {"teacher": "ismcts", "teacher_options": {"depth": 3}}},
+            "warm_start",
+            "no option(s) ['depth']",
+        ),
+        ({"warm_start": {"teacher_options": {"iterations": 3}}}, "warm_start", "no teacher"),
+        ({"warm_start": {"workers": 0}}, "warm_start.workers", "greater than or equal to 1"),
         ({"n_envs": 10, "selfplay": {"groups": 4}}, "config", "multiple of selfplay.groups"),
         ({"n_envs": 8, "ppo": {"n_steps": 8, "batch_size": 128}}, "config", "ppo.batch_size"),
     ],
@@ -357,6 +365,59 @@ def test_tiny_run_on_a_variant_uses_its_rules_everywhere(tmp_path: Path, monkeyp
     assert all(used == expected for _, used in seen), seen
     report = (tmp_path / "run" / "report.md").read_text()
     assert "scopa_a_quindici (target 11, fewest_cards_capture=true)" in report
+
+
+def test_warm_start_in_workers_is_independent_of_their_number_and_resumes(
+    tmp_path: Path,
+) -> None:
+    """Tasks carry their own seeds, so 1 or 2 workers collect the same data; a finished task
+    is read back from its file, not played again."""
+    from functools import partial
+
+    from training.train import warm_start_task
+    from training.warm_start import collect_in_tasks
+
+    search = {"teacher": "ismcts", "teacher_options": {"iterations": 4}, "task_samples": 64}
+    config = validate(_tiny(warm_start={**TINY["warm_start"], **search}))
+    make_task = partial(warm_start_task, config)
+    one = collect_in_tasks(make_task, 128, 64, 1.0, 1, tmp_path / "one")
+    two = collect_in_tasks(make_task, 128, 64, 1.0, 2, tmp_path / "two")
+    assert sorted(p.name for p in (tmp_path / "two").iterdir()) == [
+        "task_0000.npz",
+        "task_0001.npz",
+    ]
+    for a, b in zip(one, two, strict=True):
+        np.testing.assert_array_equal(a, b)
+    obs, masks, actions, returns = one
+    assert len(obs) == len(masks) == len(actions) == len(returns) > 64
+    assert masks[np.arange(len(actions)), actions].all()  # the teacher played legal actions
+
+    with np.load(tmp_path / "one" / "task_0000.npz") as part:
+        marked = {k: part[k] for k in part.files}
+    marked["returns"] = np.full_like(marked["returns"], 99.0)
+    np.savez(tmp_path / "one" / "task_0000.npz", **marked)
+    again = collect_in_tasks(make_task, 128, 64, 1.0, 1, tmp_path / "one")
+    assert (again[3][: len(marked["returns"])] == 99.0).all()
+    np.testing.assert_array_equal(
+        again[3][len(marked["returns"]) :], returns[len(marked["returns"]) :]
+    )
+
+
+def test_a_run_stopped_in_its_warm_start_resumes_from_the_saved_tasks(tmp_path: Path) -> None:
+    from training.train import latest_checkpoint, train
+
+    workers = {**TINY["warm_start"], "workers": 1, "task_samples": 128}
+    config = validate(_tiny(warm_start=workers))
+    run_dir = tmp_path / "run"
+    train(config, run_dir, progress=False)
+    tasks = sorted((run_dir / "warm_start").glob("task_*.npz"))
+    assert [p.name for p in tasks] == ["task_0000.npz", "task_0001.npz"]
+    shutil.rmtree(run_dir / "checkpoints")  # as if it had stopped before the first update
+    stamps = [p.stat().st_mtime_ns for p in tasks]
+    resumed = train(config, run_dir, resume=True, progress=False)
+    assert resumed.timesteps == 256
+    assert [p.stat().st_mtime_ns for p in tasks] == stamps
+    assert latest_checkpoint(run_dir).name == "update_000002"  # type: ignore[union-attr]
 
 
 def test_warm_start_too_small_to_finish_an_episode_is_a_clear_error() -> None:

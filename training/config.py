@@ -118,13 +118,38 @@ class SelfPlayConfig(_Section):
 class WarmStartConfig(_Section):
     """Behaviour cloning of a rule-based teacher before PPO (see ``training.warm_start``)."""
 
-    #: ``greedy`` or ``heuristic``; ``null`` starts PPO from a random network.
-    teacher: Literal["greedy", "heuristic"] | None = None
-    #: Teacher decisions to clone (played in the training environment against the pool).
+    #: ``greedy``, ``heuristic`` or ``ismcts``; ``null`` starts PPO from a random network.
+    teacher: Literal["greedy", "heuristic", "ismcts"] | None = None
+    #: The teacher's own options (its constructor's keywords), e.g. ``{iterations: 150}``.
+    teacher_options: dict[str, int | float | bool] = Field(default_factory=dict)
+    #: Teacher decisions to clone (played against the pool's baselines).
     samples: int = Field(200_000, ge=1)
+    #: ``null``: play them in the training environment. A number: play them in that many
+    #: processes, in tasks of ``task_samples`` saved to the run folder as they finish, so a slow
+    #: teacher (the search player) uses every core and an interrupted collection resumes.
+    workers: int | None = Field(None, ge=1)
+    task_samples: int = Field(5_000, ge=1)
     epochs: int = Field(5, ge=1)
     batch_size: int = Field(1024, ge=1)
     learning_rate: float = Field(1e-3, gt=0, le=1)
+
+    @model_validator(mode="after")
+    def _teacher_takes_options(self) -> WarmStartConfig:
+        if not self.teacher_options:
+            return self
+        if self.teacher is None:
+            raise ValueError("teacher_options are given but there is no teacher")
+        import inspect
+
+        from agents import AGENTS
+
+        accepted = set(inspect.signature(AGENTS[self.teacher]).parameters) - {"rules", "seed"}
+        unknown = sorted(set(self.teacher_options) - accepted)
+        if unknown:
+            raise ValueError(
+                f"teacher {self.teacher!r} has no option(s) {unknown}; it takes {sorted(accepted)}"
+            )
+        return self
 
 
 class EvalConfig(_Section):

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import functools
 import json
 import os
 import platform
@@ -123,8 +124,10 @@ def train(
     run_dir = Path(run_dir) if run_dir else default_run_dir(config)
     if resume:
         checkpoint = latest_checkpoint(run_dir)
-        if checkpoint is None:
+        if checkpoint is None and not (run_dir / "warm_start").is_dir():
             raise FileNotFoundError(f"{run_dir} has no checkpoint to resume from")
+        if checkpoint is None:
+            print(f"{run_dir} stopped in its warm start: starting again from the saved tasks")
     else:
         checkpoint = None
         if run_dir.exists():
@@ -152,7 +155,7 @@ def train(
         )
         env.attach_policy(model.policy)
         if config.warm_start.teacher is not None:
-            state.warm_start = run_warm_start(model, env, config)
+            state.warm_start = run_warm_start(model, env, config, run_dir)
             state.wall_s += state.warm_start["seconds"]
     else:
         # The config's PPO settings win over the checkpoint's, so a resume can change them.
@@ -210,21 +213,53 @@ def train(
     )
 
 
-def run_warm_start(model: MaskablePPO, env: Any, config: TrainConfig) -> dict[str, float]:
+def run_warm_start(
+    model: MaskablePPO, env: Any, config: TrainConfig, run_dir: Path
+) -> dict[str, float]:
     """Clone the configured teacher into the fresh policy (see ``training.warm_start``)."""
     from agents import make_agent
     from training.warm_start import warm_start
 
     cfg = config.warm_start
     assert cfg.teacher is not None
-    teacher = make_agent(cfg.teacher, rules=config.resolved_rules(), seed=config.seed + 3)
+    teacher = make_agent(
+        cfg.teacher, rules=config.resolved_rules(), seed=config.seed + 3, **cfg.teacher_options
+    )
     with preserved_rng():
-        result = warm_start(model, env, teacher, cfg, seed=config.seed + 4)
+        result = warm_start(
+            model,
+            env,
+            teacher,
+            cfg,
+            seed=config.seed + 4,
+            make_task=functools.partial(warm_start_task, config),
+            folder=run_dir / "warm_start",
+        )
     print(
         f"warm start: cloned {cfg.teacher} on {result.samples:,} decisions in "
         f"{result.seconds:.0f} s, {100 * result.accuracy:.1f}% agreement where there is a choice"
     )
     return {"samples": result.samples, "accuracy": result.accuracy, "seconds": result.seconds}
+
+
+def warm_start_task(config: TrainConfig, index: int) -> tuple[Any, Any]:
+    """Task ``index`` of a warm start in workers: its own environments, pool draws and teacher.
+
+    One environment per self-play group, so each task meets as many opponents as the training
+    environment does; seeds come from the run's seed and the task's index alone.
+    """
+    from agents import make_agent
+    from training.selfplay import OpponentPool
+
+    seed = config.seed + 100_003 * (index + 1)
+    task = config.model_copy(update={"seed": seed, "n_envs": config.selfplay.groups})
+    pool = OpponentPool(config.selfplay.opponents, config.selfplay.max_snapshots, seed=seed + 1)
+    cfg = config.warm_start
+    assert cfg.teacher is not None
+    teacher = make_agent(
+        cfg.teacher, rules=config.resolved_rules(), seed=seed + 3, **cfg.teacher_options
+    )
+    return make_training_env(task, pool), teacher
 
 
 def policy_class(config: TrainConfig) -> Any:
@@ -456,10 +491,15 @@ class TrainingCallback(_base_callback()):  # type: ignore[misc]
         )
         self.pool_env.take_timers()  # drop what the warm start's games left in the counters
         self.pool_env.take_results()
-        if self.state.warm_start and self.model.num_timesteps == 0:
+        fresh = latest_checkpoint(self.run_dir) is None
+        if self.state.warm_start and self.model.num_timesteps == 0 and fresh:
             self.logger.record("warm_start/accuracy", self.state.warm_start["accuracy"])
             self.logger.record("warm_start/seconds", self.state.warm_start["seconds"])
             self.logger.dump(0)
+            # The clone is a candidate for the best checkpoint, and a resume starts from it.
+            if self.config.eval.every:
+                self._evaluate()
+            self._checkpoint()
         self.clock = time.perf_counter()
 
     def _on_rollout_start(self) -> None:

@@ -11,13 +11,18 @@ spends its steps on improving beyond the teacher in self-play.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
 from agents.base import NUM_ACTIONS
+
+Data = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 
 @dataclass
@@ -39,9 +44,7 @@ def teacher_actions(teacher: Any, obs: np.ndarray, masks: np.ndarray) -> np.ndar
     )
 
 
-def collect(
-    env: Any, teacher: Any, samples: int, gamma: float
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def collect(env: Any, teacher: Any, samples: int, gamma: float) -> Data:
     """The teacher plays the learner's seat; returns observations, masks, actions, returns.
 
     Returns are discounted sums of the environment's rewards to the end of each episode;
@@ -85,7 +88,7 @@ def collect(
 
 def behaviour_clone(
     policy: Any,
-    data: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    data: Data,
     epochs: int,
     batch_size: int,
     learning_rate: float,
@@ -125,10 +128,74 @@ def behaviour_clone(
     return float((predicted == actions)[choice].float().mean())
 
 
-def warm_start(model: Any, env: Any, teacher: Any, config: Any, seed: int) -> WarmStartResult:
-    """Collect the teacher's play in ``env`` and clone it into ``model.policy``."""
+def collect_in_tasks(
+    make_task: Callable[[int], tuple[Any, Any]],
+    samples: int,
+    task_samples: int,
+    gamma: float,
+    workers: int,
+    folder: Path,
+) -> Data:
+    """``collect`` split into tasks of ``task_samples`` run by ``workers`` processes.
+
+    ``make_task(i)`` builds task ``i``'s environment and teacher with the task's own seeds, so
+    the data do not depend on the number of workers. Each task's data are saved to
+    ``folder/task_NNNN.npz`` when it finishes and read back instead of played again, so an
+    interrupted collection continues where it stopped.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    tasks = -(-samples // task_samples)
+    paths = [folder / f"task_{i:04d}.npz" for i in range(tasks)]
+    todo = [i for i, path in enumerate(paths) if not path.is_file()]
+    if todo:
+        with ProcessPoolExecutor(max_workers=min(workers, len(todo))) as pool:
+            futures = [
+                pool.submit(_collect_task, make_task, i, task_samples, gamma, paths[i])
+                for i in todo
+            ]
+            for future in futures:
+                future.result()
+    parts = []
+    for path in paths:
+        with np.load(path) as part:
+            parts.append(tuple(part[k] for k in ("obs", "masks", "actions", "returns")))
+    return tuple(np.concatenate(column) for column in zip(*parts, strict=True))  # type: ignore[return-value]
+
+
+def _collect_task(
+    make_task: Callable[[int], tuple[Any, Any]], index: int, samples: int, gamma: float, path: Path
+) -> None:
+    torch.set_num_threads(1)
+    env, teacher = make_task(index)
+    obs, masks, actions, returns = collect(env, teacher, samples, gamma)
+    partial = path.with_suffix(".partial.npz")
+    np.savez_compressed(partial, obs=obs, masks=masks, actions=actions, returns=returns)
+    partial.replace(path)
+
+
+def warm_start(
+    model: Any,
+    env: Any,
+    teacher: Any,
+    config: Any,
+    seed: int,
+    make_task: Callable[[int], tuple[Any, Any]] | None = None,
+    folder: Path | None = None,
+) -> WarmStartResult:
+    """Collect the teacher's play and clone it into ``model.policy``.
+
+    The teacher plays in ``env``, or, when ``config.workers`` is set, in the tasks that
+    ``make_task`` builds (see ``collect_in_tasks``), saved in ``folder``.
+    """
     start = time.perf_counter()
-    data = collect(env, teacher, config.samples, model.gamma)
+    if config.workers is None:
+        data = collect(env, teacher, config.samples, model.gamma)
+    else:
+        if make_task is None or folder is None:
+            raise ValueError("collecting with workers needs make_task and folder")
+        data = collect_in_tasks(
+            make_task, config.samples, config.task_samples, model.gamma, config.workers, folder
+        )
     accuracy = behaviour_clone(
         model.policy,
         data,
