@@ -6,7 +6,9 @@ and on a laptop budget it never quite does: cloning even the greedy player tops 
 agreement and plays far worse than the teacher. ``CardNet`` instead runs one small network on
 every card (its planes, rank, suit and the rank/sum facts that decide captures) plus a global
 summary of the position, and reads the logit of "play card c" and "pick table card c" from
-card c's own features. It plugs into sb3-contrib as ``CardPolicy`` (``MaskablePPO(CardPolicy,
+card c's own features. The capture facts follow the rules: with ``capture_sum`` (scopa a
+quindici) a card takes the table cards that make that sum with it, not those worth its own
+value. It plugs into sb3-contrib as ``CardPolicy`` (``MaskablePPO(CardPolicy,
 ...)``), saves and loads like any SB3 policy, and is chosen with ``ppo.policy: card``.
 """
 
@@ -23,22 +25,25 @@ from scopa_env.cards import CAPTURE_VALUE, NUM_CARDS, SUIT
 from scopa_env.observation import NUM_PLANES, OBS_SLICES
 
 _CARD_FEATURES = NUM_PLANES + 10 + 4 + 1 + 4  # planes, rank, suit, value, capture facts
-_MAX_SUM = 10
+_MAX_SUM = 10  # classic captures: a card takes table cards summing to its value, at most 10
 
 
-def _subset_sum_table() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Caps, mixed-radix strides and the reachable sums of every capped count vector."""
-    caps = np.minimum(_MAX_SUM // np.arange(1, 11), 4)
+def _subset_sum_table(
+    max_sum: int = _MAX_SUM,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Caps, mixed-radix strides and the reachable sums ``0..max_sum`` of every capped count
+    vector."""
+    caps = np.minimum(max_sum // np.arange(1, 11), 4)
     strides = np.concatenate([[1], np.cumprod(caps[:-1] + 1)])
     combos = int(np.prod(caps + 1))
     counts = (np.arange(combos)[:, None] // strides) % (caps + 1)
-    reach = np.zeros((combos, _MAX_SUM + 1), bool)
+    reach = np.zeros((combos, max_sum + 1), bool)
     reach[:, 0] = True
     for v in range(1, 11):
         for k in range(1, int(caps[v - 1]) + 1):
             has = counts[:, v - 1] >= k
             shifted = np.zeros_like(reach)
-            shifted[:, v:] = reach[:, : _MAX_SUM + 1 - v]
+            shifted[:, v:] = reach[:, : max_sum + 1 - v]
             reach |= shifted & has[:, None]
     return (
         torch.as_tensor(caps, dtype=torch.long),
@@ -48,22 +53,38 @@ def _subset_sum_table() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
 
 
 class CardNet(nn.Module):
-    """Per-card features with shared weights, a global summary, 80 action logits and a value."""
+    """Per-card features with shared weights, a global summary, 80 action logits and a value.
 
-    def __init__(self, obs_size: int, card_width: int = 64, global_width: int = 128) -> None:
+    ``capture_sum``: ``None`` for classic captures (a card takes table cards worth its value),
+    or the sum a card makes with the cards it takes (15 in scopa a quindici). Only the meaning
+    of the sum-capture fact changes, and the length of the reachable-sums summary (``0..S-1``).
+    """
+
+    def __init__(
+        self,
+        obs_size: int,
+        card_width: int = 64,
+        global_width: int = 128,
+        capture_sum: int | None = None,
+    ) -> None:
         super().__init__()
+        self.capture_sum = capture_sum
         values = torch.as_tensor(CAPTURE_VALUE.astype("int64"))
         self.register_buffer("value", values, persistent=False)
+        # Per card, the total of the table cards it captures: its value, or what makes the sum.
+        target = values if capture_sum is None else capture_sum - values
+        self.register_buffer("capture_target", target, persistent=False)
+        self.max_sum = _MAX_SUM if capture_sum is None else capture_sum - 1
         self.register_buffer(
             "rank", nn.functional.one_hot(values - 1, 10).float(), persistent=False
         )
         suits = torch.as_tensor(SUIT.astype("int64"))
         self.register_buffer("suit", nn.functional.one_hot(suits, 4).float(), persistent=False)
-        caps, strides, table = _subset_sum_table()
+        caps, strides, table = _subset_sum_table(self.max_sum)
         self.register_buffer("sum_caps", caps, persistent=False)
         self.register_buffer("sum_strides", strides, persistent=False)
         self.register_buffer("sum_table", table, persistent=False)
-        summary = obs_size + NUM_PLANES * 10 + NUM_PLANES * 4 + (_MAX_SUM + 1)
+        summary = obs_size + NUM_PLANES * 10 + NUM_PLANES * 4 + (self.max_sum + 1)
         self.global_net = nn.Sequential(nn.Linear(summary, global_width), nn.ReLU())
         self.card_in = nn.Linear(_CARD_FEATURES, card_width)
         self.card_global = nn.Linear(global_width, card_width)
@@ -78,13 +99,19 @@ class CardNet(nn.Module):
         self.latent_dim_vf = global_width
 
     def _reachable_sums(self, table_by_rank: torch.Tensor) -> torch.Tensor:
-        """``(B, 11)``: 1 where some subset of the table cards sums to that value.
+        """``(B, max_sum + 1)``: 1 where some subset of the table cards sums to that value.
 
-        Sums up to 10 use at most ``10 // v`` cards of value ``v``, so the answer depends only
-        on the capped count of each value: one lookup in a table built once.
+        Sums up to ``max_sum`` use at most ``max_sum // v`` cards of value ``v``, so the answer
+        depends only on the capped count of each value: one lookup in a table built once.
         """
         counts = torch.minimum(table_by_rank.round().long(), self.sum_caps)
         return self.sum_table[(counts * self.sum_strides).sum(dim=1)]
+
+    def capture_facts(self, table_by_rank: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The table's reachable sums and, per card ``(B, 40)``, whether some subset of the
+        table makes the total that card captures."""
+        reach = self._reachable_sums(table_by_rank)
+        return reach, reach[:, self.capture_target]
 
     def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         batch = obs.shape[0]
@@ -92,14 +119,16 @@ class CardNet(nn.Module):
         by_rank = planes @ self.rank  # (B, planes, 10)
         by_suit = planes @ self.suit  # (B, planes, 4)
         table = planes[:, 1]
-        reach = self._reachable_sums(by_rank[:, 1])
+        reach, sum_reachable = self.capture_facts(by_rank[:, 1])
         summary = torch.cat([obs, by_rank.flatten(1), by_suit.flatten(1) / 10.0, reach], dim=1)
         g = self.global_net(summary)
 
         # Per card: its planes, rank, suit, value and the facts that decide its captures.
+        # With capture_sum an equal card no longer captures, but its count still helps: cloning
+        # the heuristic player a quindici agreed 1 point more than with the count of the single
+        # table cards that make the sum.
         rank_idx = self.value - 1
         same_rank_on_table = by_rank[:, 1, :][:, rank_idx]  # (B, 40)
-        sum_reachable = reach[:, self.value]  # (B, 40)
         unseen_same_rank = by_rank[:, 6, :][:, rank_idx] / 4.0
         table_total = (table * self.value).sum(dim=1, keepdim=True) / 40.0
         card_x = torch.cat(
@@ -132,14 +161,24 @@ class CardNet(nn.Module):
 class CardPolicy(MaskableActorCriticPolicy):
     """MaskablePPO's actor-critic with ``CardNet`` in place of the MLP (same API, same saves)."""
 
-    def __init__(self, *args: Any, card_width: int = 64, global_width: int = 128, **kwargs: Any):
+    def __init__(
+        self,
+        *args: Any,
+        card_width: int = 64,
+        global_width: int = 128,
+        capture_sum: int | None = None,
+        **kwargs: Any,
+    ):
         self.card_width = card_width
         self.global_width = global_width
+        self.capture_sum = capture_sum
         kwargs.pop("net_arch", None)
         super().__init__(*args, **kwargs)
 
     def _build_mlp_extractor(self) -> None:
-        self.mlp_extractor = CardNet(self.features_dim, self.card_width, self.global_width)
+        self.mlp_extractor = CardNet(
+            self.features_dim, self.card_width, self.global_width, self.capture_sum
+        )
 
     def _build(self, lr_schedule: Any) -> None:
         super()._build(lr_schedule)
@@ -154,7 +193,12 @@ class CardPolicy(MaskableActorCriticPolicy):
 
     def _get_constructor_parameters(self) -> dict[str, Any]:
         data = super()._get_constructor_parameters()
-        data.update(card_width=self.card_width, global_width=self.global_width)
+        # Saved with the model, so it reloads with the capture facts it was trained on.
+        data.update(
+            card_width=self.card_width,
+            global_width=self.global_width,
+            capture_sum=self.capture_sum,
+        )
         return data
 
 

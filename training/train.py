@@ -285,6 +285,10 @@ def ppo_kwargs(config: TrainConfig) -> dict[str, Any]:
     policy_kwargs: dict[str, Any] = {"activation_fn": activation}
     if ppo.policy == "card":
         policy_kwargs.update(card_width=ppo.card_width, global_width=ppo.global_width)
+        capture_sum = config.resolved_rules().capture_sum
+        if capture_sum is not None:
+            # Scopa a quindici: the card network's capture facts must follow the rules' sum.
+            policy_kwargs["capture_sum"] = capture_sum
     else:
         policy_kwargs["net_arch"] = list(ppo.net_arch)
     return {
