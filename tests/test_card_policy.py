@@ -144,3 +144,151 @@ def test_ppo_kwargs_pass_the_capture_sum_to_the_card_policy_only_when_the_rules_
     assert "capture_sum" not in classic["policy_kwargs"]
     mlp = ppo_kwargs(validate({"name": "m", "rules": "scopa_a_quindici", "ppo": {"policy": "mlp"}}))
     assert "capture_sum" not in mlp["policy_kwargs"]
+
+
+# Lookahead facts ---------------------------------------------------------------------------
+
+_LOOKAHEAD = (
+    "left_total",
+    "sweep",
+    "sweepable",
+    "sweepers",
+    "reply_capturers",
+    "left_count",
+    "ambiguous",
+)
+_WORTH = {v: [c for c in range(NUM_CARDS) if CAPTURE_VALUE[c] == v] for v in range(1, 11)}
+
+
+def _lookahead(net: CardNet, hand: int, table: int) -> dict[str, torch.Tensor]:
+    """The lookahead facts of every card, the cards in neither hand nor table being unseen."""
+    obs = _observations([(hand, table)])
+    obs[0, OBS_SLICES["unseen"]] = torch.as_tensor(mask_to_plane(~(hand | table) & (2**40 - 1)))
+    facts = net.lookahead_facts(
+        obs[:, OBS_SLICES["table"]] @ net.rank, obs[:, OBS_SLICES["unseen"]] @ net.rank
+    )
+    return {name: facts[0, :, i] for i, name in enumerate(_LOOKAHEAD)}
+
+
+def test_trailing_a_four_on_two_and_three_leaves_nine_for_an_unseen_nine_to_sweep() -> None:
+    net = CardNet(OBS_SIZE, 8, 16, lookahead=True)
+    four = _WORTH[4][0]
+    facts = _lookahead(net, 1 << four, (1 << _WORTH[2][0]) | (1 << _WORTH[3][0]))
+    assert facts["left_total"][four] == pytest.approx(9 / 40)
+    assert facts["sweep"][four] == 0 and facts["sweepable"][four] == 1
+    assert facts["sweepers"][four] == 1.0  # all four nines are unseen
+    # The table left is 2, 3, 4: unseen 2s, 3s, 4s (three each), 5s, 6s, 7s and 9s capture.
+    assert facts["reply_capturers"][four] == pytest.approx(2.5)
+    assert facts["left_count"][four] == pytest.approx(0.3) and facts["ambiguous"][four] == 0
+
+
+@pytest.mark.parametrize(("capture_sum", "hand_value"), [(None, 5), (15, 10)])
+def test_capturing_the_only_table_card_is_a_sweep(capture_sum: int | None, hand_value: int) -> None:
+    net = CardNet(OBS_SIZE, 8, 16, capture_sum=capture_sum, lookahead=True)
+    card = _WORTH[hand_value][0]
+    facts = _lookahead(net, 1 << card, 1 << _WORTH[5][1])
+    assert facts["sweep"][card] == 1 and facts["left_total"][card] == 0
+    assert facts["sweepable"][card] == 0 and facts["left_count"][card] == 0
+    assert facts["ambiguous"][card] == float(capture_sum is not None)
+
+
+def test_a_sum_capture_of_the_whole_table_is_a_sweep_whatever_subset_it_takes() -> None:
+    net = CardNet(OBS_SIZE, 8, 16, lookahead=True)
+    five, six = _WORTH[5][0], _WORTH[6][0]
+    facts = _lookahead(net, (1 << five) | (1 << six), (1 << _WORTH[2][0]) | (1 << _WORTH[3][0]))
+    assert facts["sweep"][five] == 1 and facts["ambiguous"][five] == 1
+    assert facts["sweep"][six] == 0 and facts["left_total"][six] == pytest.approx(11 / 40)
+    assert facts["sweepable"][six] == 0  # eleven: no single card takes it in classic scopa
+
+
+@pytest.mark.parametrize("preset", ["scopa", "scopa_a_quindici"])
+def test_lookahead_facts_match_the_engine_capture_sets(preset: str) -> None:
+    """Against ``capture_sets`` on random positions, every card of the hand: the total left, the
+    sweep, the unseen cards that take the whole table left, and (where the table left does not
+    depend on the subset taken) the unseen cards with some capture on it."""
+    rules = Rules.preset(preset)
+    net = CardNet(OBS_SIZE, 8, 16, capture_sum=rules.capture_sum, lookahead=True)
+    checked = {"trail": 0, "sweep": 0, "sweepable": 0, "ambiguous": 0}
+    for hand, table in _positions(150, seed=3):
+        facts = _lookahead(net, hand, table)
+        unseen = cards_of(~(hand | table) & (2**40 - 1))
+        for card in cards_of(hand):
+            sets = capture_sets(table, card, rules)
+            lefts = {table & ~s for s in sets} if sets else {table | 1 << card}
+            total = {sum(int(CAPTURE_VALUE[c]) for c in cards_of(left)) for left in lefts}
+            assert len(total) == 1 and facts["left_total"][card] * 40 == pytest.approx(total.pop())
+            assert facts["sweep"][card] == float(bool(sets) and sets[0] == table)
+            sweepers = [
+                u
+                for u in unseen
+                if any(lefts) and all(left in capture_sets(left, u, rules) for left in lefts)
+            ]
+            assert facts["sweepers"][card] * 4 == pytest.approx(len(sweepers))
+            assert facts["sweepable"][card] == float(bool(sweepers))
+            # The cards left depend on the subset taken: a sum capture (every capture a quindici).
+            multi = bool(sets) and (rules.capture_sum is not None or sets[0].bit_count() > 1)
+            assert facts["ambiguous"][card] == float(multi)
+            if not facts["ambiguous"][card]:
+                left = min(lefts)  # equal-rank captures leave the same ranks, whichever
+                replies = [u for u in unseen if capture_sets(left, u, rules)]
+                assert facts["reply_capturers"][card] * 10 == pytest.approx(len(replies))
+                assert facts["left_count"][card] * 10 == pytest.approx(left.bit_count())
+            checked["trail"] += not sets
+            checked["sweep"] += int(facts["sweep"][card])
+            checked["sweepable"] += bool(sweepers)
+            checked["ambiguous"] += int(facts["ambiguous"][card])
+    assert min(checked.values()) > 5, checked
+
+
+def test_lookahead_only_adds_inputs_and_the_default_network_is_unchanged() -> None:
+    """``lookahead=False`` builds the same parameters as before; with ``lookahead=True``,
+    ``card_in`` grows by 7 columns and, those set to zero, computes the default network."""
+    torch.manual_seed(0)
+    plain = CardNet(OBS_SIZE, 64, 128)
+    torch.manual_seed(0)
+    explicit = CardNet(OBS_SIZE, 64, 128, lookahead=False)
+    look = CardNet(OBS_SIZE, 64, 128, lookahead=True)
+    for (name, a), (_, b) in zip(
+        plain.state_dict().items(), explicit.state_dict().items(), strict=True
+    ):
+        torch.testing.assert_close(a, b, rtol=0, atol=0, msg=name)
+    assert look.state_dict()["card_in.weight"].shape == (64, NUM_PLANES + 10 + 4 + 1 + 4 + 7)
+    state = dict(plain.state_dict())
+    state["card_in.weight"] = torch.cat([state["card_in.weight"], torch.zeros(64, 7)], dim=1)
+    look.load_state_dict(state)
+    obs = _observations(_positions(16, seed=4))
+    with torch.no_grad():
+        for got, expected in zip(look(obs), plain(obs), strict=True):
+            torch.testing.assert_close(got, expected)
+
+
+def test_a_lookahead_card_policy_saves_and_reloads_with_it(tmp_path: Path) -> None:
+    from sb3_contrib import MaskablePPO
+
+    from scopa_env.single_agent import ScopaSingleAgentEnv
+
+    env = ScopaSingleAgentEnv(episode="deal")
+    kwargs = {"card_width": 8, "global_width": 16, "lookahead": True}
+    model = MaskablePPO(
+        CardPolicy, env, n_steps=16, batch_size=16, policy_kwargs=kwargs, seed=0, device="cpu"
+    )
+    model.save(tmp_path / "model.zip")
+    loaded = MaskablePPO.load(tmp_path / "model.zip", device="cpu")
+    assert loaded.policy.lookahead and loaded.policy.mlp_extractor.lookahead
+    obs = _observations(_positions(8, seed=2))
+    with torch.no_grad():
+        expected = model.policy.get_distribution(obs).distribution.logits
+        got = loaded.policy.get_distribution(obs).distribution.logits
+    torch.testing.assert_close(got, expected, rtol=0, atol=0)
+    assert not MaskablePPO.load(PRETRAINED, device="cpu").policy.mlp_extractor.lookahead
+
+
+def test_ppo_kwargs_pass_lookahead_to_the_card_policy_only_when_configured() -> None:
+    from training.config import validate
+    from training.train import ppo_kwargs
+
+    on = ppo_kwargs(validate({"name": "l", "ppo": {"card_lookahead": True}}))
+    assert on["policy_kwargs"]["lookahead"] is True
+    assert "lookahead" not in ppo_kwargs(validate({"name": "d"}))["policy_kwargs"]
+    mlp = {"name": "m", "ppo": {"policy": "mlp", "card_lookahead": True}}
+    assert "lookahead" not in ppo_kwargs(validate(mlp))["policy_kwargs"]

@@ -25,6 +25,7 @@ from scopa_env.cards import CAPTURE_VALUE, NUM_CARDS, SUIT
 from scopa_env.observation import NUM_PLANES, OBS_SLICES
 
 _CARD_FEATURES = NUM_PLANES + 10 + 4 + 1 + 4  # planes, rank, suit, value, capture facts
+_LOOKAHEAD_FEATURES = 7  # see CardNet.lookahead_facts
 _MAX_SUM = 10  # classic captures: a card takes table cards summing to its value, at most 10
 
 
@@ -58,6 +59,9 @@ class CardNet(nn.Module):
     ``capture_sum``: ``None`` for classic captures (a card takes table cards worth its value),
     or the sum a card makes with the cards it takes (15 in scopa a quindici). Only the meaning
     of the sum-capture fact changes, and the length of the reachable-sums summary (``0..S-1``).
+
+    ``lookahead``: add ``lookahead_facts`` to every card's input (``False`` is the original
+    network, parameter for parameter, so older checkpoints load and play unchanged).
     """
 
     def __init__(
@@ -66,9 +70,11 @@ class CardNet(nn.Module):
         card_width: int = 64,
         global_width: int = 128,
         capture_sum: int | None = None,
+        lookahead: bool = False,
     ) -> None:
         super().__init__()
         self.capture_sum = capture_sum
+        self.lookahead = lookahead
         values = torch.as_tensor(CAPTURE_VALUE.astype("int64"))
         self.register_buffer("value", values, persistent=False)
         # Per card, the total of the table cards it captures: its value, or what makes the sum.
@@ -86,7 +92,9 @@ class CardNet(nn.Module):
         self.register_buffer("sum_table", table, persistent=False)
         summary = obs_size + NUM_PLANES * 10 + NUM_PLANES * 4 + (self.max_sum + 1)
         self.global_net = nn.Sequential(nn.Linear(summary, global_width), nn.ReLU())
-        self.card_in = nn.Linear(_CARD_FEATURES, card_width)
+        self.register_buffer("eye", torch.eye(10), persistent=False)
+        card_features = _CARD_FEATURES + (_LOOKAHEAD_FEATURES if lookahead else 0)
+        self.card_in = nn.Linear(card_features, card_width)
         self.card_global = nn.Linear(global_width, card_width)
         self.card_mid = nn.Linear(card_width, card_width)
         self.card_pool = nn.Linear(card_width, card_width)
@@ -113,6 +121,76 @@ class CardNet(nn.Module):
         reach = self._reachable_sums(table_by_rank)
         return reach, reach[:, self.capture_target]
 
+    def lookahead_facts(
+        self, table_by_rank: torch.Tensor, unseen_by_rank: torch.Tensor
+    ) -> torch.Tensor:
+        """``(B, 40, 7)``: per card, the consequences of playing it to this table.
+
+        1. the total left on the table / 40: the table minus the capture total if the card
+           captures (every capture set of a card has the same total), else plus its value;
+        2. whether it takes the whole table (a sweep; whether a sweep scores, e.g. not on the
+           last play of a deal, is for the network to tell from the global features);
+        3. whether an unseen card could sweep the table left (a card worth that total, or under
+           ``capture_sum`` worth the sum minus it: any such card takes the whole table, since
+           a same-rank card on it would be the whole table);
+        4. how many unseen cards could, / 4;
+        5. how many unseen cards could capture something from the table left, / 10;
+        6. the number of cards left on the table / 10;
+        7. whether 5 and 6 are unknown (0 there): a sum capture whose cards depend on which
+           subset is taken (classic: no same-rank card; under ``capture_sum``: every capture).
+
+        All exact for the rules ``capture_sum`` describes; ``ace_takes_all`` is not modelled.
+        """
+        values = self.value.float()
+        table_total = table_by_rank @ torch.arange(1, 11, dtype=values.dtype, device=values.device)
+        counts = table_by_rank.sum(dim=1, keepdim=True)
+        rank_idx = self.value - 1
+        reach = self._reachable_sums(table_by_rank)
+        captures = reach[:, self.capture_target]  # (B, 40)
+        target = self.capture_target.float()
+        left = torch.where(
+            captures > 0, table_total[:, None] - target, table_total[:, None] + values
+        )
+        sweep = captures * (left == 0).float()
+        # The rank (value) of a card that would take the whole table left.
+        sweeper = left if self.capture_sum is None else self.capture_sum - left
+        valid = (left >= 1) & (sweeper >= 1) & (sweeper <= 10)
+        sweeper_idx = (sweeper.long() - 1).clamp(0, 9)
+        sweepers = unseen_by_rank.gather(1, sweeper_idx) * valid.float()
+
+        # Replies on the table left after a trail (a card added) or a same-rank capture (one
+        # card of that rank removed), per rank of the card played: (B, 10 ranks played).
+        reply_target = self.capture_target[:10]  # what a reply card of each value captures
+
+        def capturers(after: torch.Tensor) -> torch.Tensor:
+            b = after.shape[0]
+            after_reach = self._reachable_sums(after.clamp(min=0).reshape(b * 10, 10))
+            can = after_reach[:, reply_target].reshape(b, 10, 10)  # (B, played, reply rank)
+            return (can * unseen_by_rank[:, None, :]).sum(dim=2)
+
+        after_trail = capturers(table_by_rank[:, None, :] + self.eye)[:, rank_idx]
+        after_equal = capturers(table_by_rank[:, None, :] - self.eye)[:, rank_idx]
+        if self.capture_sum is None:
+            equal = (table_by_rank[:, rank_idx] > 0).float()
+        else:
+            equal = torch.zeros_like(captures)
+        trail = 1.0 - captures
+        ambiguous = captures * (1.0 - equal)
+        reply = trail * after_trail + equal * after_equal
+        left_count = trail * (counts + 1) + equal * (counts - 1)
+        return torch.stack(
+            [
+                left / 40.0,
+                sweep,
+                (sweepers > 0).float(),
+                sweepers / 4.0,
+                reply / 10.0,
+                left_count / 10.0,
+                ambiguous,
+            ],
+            dim=2,
+        )
+
     def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         batch = obs.shape[0]
         planes = obs[:, : NUM_PLANES * NUM_CARDS].reshape(batch, NUM_PLANES, NUM_CARDS)
@@ -131,19 +209,19 @@ class CardNet(nn.Module):
         same_rank_on_table = by_rank[:, 1, :][:, rank_idx]  # (B, 40)
         unseen_same_rank = by_rank[:, 6, :][:, rank_idx] / 4.0
         table_total = (table * self.value).sum(dim=1, keepdim=True) / 40.0
-        card_x = torch.cat(
-            [
-                planes.transpose(1, 2),
-                self.rank.expand(batch, -1, -1),
-                self.suit.expand(batch, -1, -1),
-                (self.value.float() / 10.0).expand(batch, -1).unsqueeze(2),
-                same_rank_on_table.unsqueeze(2),
-                sum_reachable.unsqueeze(2),
-                unseen_same_rank.unsqueeze(2),
-                table_total.expand(-1, NUM_CARDS).unsqueeze(2),
-            ],
-            dim=2,
-        )
+        card_parts = [
+            planes.transpose(1, 2),
+            self.rank.expand(batch, -1, -1),
+            self.suit.expand(batch, -1, -1),
+            (self.value.float() / 10.0).expand(batch, -1).unsqueeze(2),
+            same_rank_on_table.unsqueeze(2),
+            sum_reachable.unsqueeze(2),
+            unseen_same_rank.unsqueeze(2),
+            table_total.expand(-1, NUM_CARDS).unsqueeze(2),
+        ]
+        if self.lookahead:
+            card_parts.append(self.lookahead_facts(by_rank[:, 1], by_rank[:, 6]))
+        card_x = torch.cat(card_parts, dim=2)
         h = torch.relu(self.card_in(card_x) + self.card_global(g).unsqueeze(1))
         pooled = h.max(dim=1).values
         h = torch.relu(self.card_mid(h) + self.card_pool(pooled).unsqueeze(1))
@@ -167,17 +245,19 @@ class CardPolicy(MaskableActorCriticPolicy):
         card_width: int = 64,
         global_width: int = 128,
         capture_sum: int | None = None,
+        lookahead: bool = False,
         **kwargs: Any,
     ):
         self.card_width = card_width
         self.global_width = global_width
         self.capture_sum = capture_sum
+        self.lookahead = lookahead
         kwargs.pop("net_arch", None)
         super().__init__(*args, **kwargs)
 
     def _build_mlp_extractor(self) -> None:
         self.mlp_extractor = CardNet(
-            self.features_dim, self.card_width, self.global_width, self.capture_sum
+            self.features_dim, self.card_width, self.global_width, self.capture_sum, self.lookahead
         )
 
     def _build(self, lr_schedule: Any) -> None:
@@ -198,6 +278,7 @@ class CardPolicy(MaskableActorCriticPolicy):
             card_width=self.card_width,
             global_width=self.global_width,
             capture_sum=self.capture_sum,
+            lookahead=self.lookahead,
         )
         return data
 

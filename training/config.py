@@ -55,6 +55,9 @@ class PPOConfig(_Section):
     #: ``card`` policy widths: per-card features and the global summary.
     card_width: int = Field(64, ge=1)
     global_width: int = Field(128, ge=1)
+    #: ``card`` policy: add per-card lookahead features (the table each play leaves, whether
+    #: it sweeps, which unseen cards could sweep or capture after it).
+    card_lookahead: bool = False
 
     learning_rate: float = Field(3e-4, gt=0, le=1)
     #: ``linear`` decays the learning rate to ``lr_final_fraction`` of it over the run.

@@ -289,6 +289,8 @@ def ppo_kwargs(config: TrainConfig) -> dict[str, Any]:
         if capture_sum is not None:
             # Scopa a quindici: the card network's capture facts must follow the rules' sum.
             policy_kwargs["capture_sum"] = capture_sum
+        if ppo.card_lookahead:
+            policy_kwargs["lookahead"] = True
     else:
         policy_kwargs["net_arch"] = list(ppo.net_arch)
     return {
