@@ -99,10 +99,11 @@ def test_pretrained_checkpoint_loads_unchanged_and_plays_legal_moves() -> None:
     from scopa_env.single_agent import ScopaSingleAgentEnv
 
     model = MaskablePPO.load(PRETRAINED, device="cpu")
-    assert isinstance(model.policy, CardPolicy) and model.policy.capture_sum is None
-    # The saved weights fit today's default network exactly (a strict load).
-    fresh = CardNet(OBS_SIZE, model.policy.card_width, model.policy.global_width)
-    fresh.load_state_dict(model.policy.mlp_extractor.state_dict())
+    policy = model.policy
+    assert isinstance(policy, CardPolicy) and policy.capture_sum is None
+    # The saved weights fit the network its saved options describe exactly (a strict load).
+    fresh = CardNet(OBS_SIZE, policy.card_width, policy.global_width, lookahead=policy.lookahead)
+    fresh.load_state_dict(policy.mlp_extractor.state_dict())
     env = ScopaSingleAgentEnv(opponent="greedy", episode="deal")
     obs, _ = env.reset(seed=5)
     done = False
