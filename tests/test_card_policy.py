@@ -165,9 +165,9 @@ def _lookahead(net: CardNet, hand: int, table: int) -> dict[str, torch.Tensor]:
     """The lookahead facts of every card, the cards in neither hand nor table being unseen."""
     obs = _observations([(hand, table)])
     obs[0, OBS_SLICES["unseen"]] = torch.as_tensor(mask_to_plane(~(hand | table) & (2**40 - 1)))
-    facts = net.lookahead_facts(
-        obs[:, OBS_SLICES["table"]] @ net.rank, obs[:, OBS_SLICES["unseen"]] @ net.rank
-    )
+    table_by_rank = obs[:, OBS_SLICES["table"]] @ net.rank
+    captures = net.capture_facts(table_by_rank)[1]
+    facts = net.lookahead_facts(table_by_rank, obs[:, OBS_SLICES["unseen"]] @ net.rank, captures)
     return {name: facts[0, :, i] for i, name in enumerate(_LOOKAHEAD)}
 
 

@@ -122,9 +122,11 @@ class CardNet(nn.Module):
         return reach, reach[:, self.capture_target]
 
     def lookahead_facts(
-        self, table_by_rank: torch.Tensor, unseen_by_rank: torch.Tensor
+        self, table_by_rank: torch.Tensor, unseen_by_rank: torch.Tensor, captures: torch.Tensor
     ) -> torch.Tensor:
         """``(B, 40, 7)``: per card, the consequences of playing it to this table.
+
+        ``captures`` is ``capture_facts``'s per-card fact (whether the card captures here).
 
         1. the total left on the table / 40: the table minus the capture total if the card
            captures (every capture set of a card has the same total), else plus its value;
@@ -145,8 +147,6 @@ class CardNet(nn.Module):
         table_total = table_by_rank @ torch.arange(1, 11, dtype=values.dtype, device=values.device)
         counts = table_by_rank.sum(dim=1, keepdim=True)
         rank_idx = self.value - 1
-        reach = self._reachable_sums(table_by_rank)
-        captures = reach[:, self.capture_target]  # (B, 40)
         target = self.capture_target.float()
         left = torch.where(
             captures > 0, table_total[:, None] - target, table_total[:, None] + values
@@ -220,7 +220,7 @@ class CardNet(nn.Module):
             table_total.expand(-1, NUM_CARDS).unsqueeze(2),
         ]
         if self.lookahead:
-            card_parts.append(self.lookahead_facts(by_rank[:, 1], by_rank[:, 6]))
+            card_parts.append(self.lookahead_facts(by_rank[:, 1], by_rank[:, 6], sum_reachable))
         card_x = torch.cat(card_parts, dim=2)
         h = torch.relu(self.card_in(card_x) + self.card_global(g).unsqueeze(1))
         pooled = h.max(dim=1).values
