@@ -17,6 +17,9 @@ tree below the root).
 
 The budget is a number of iterations (reproducible from the seed, whatever the machine's load),
 optionally capped by wall-clock time per move.
+
+Besides its move, the search knows how good it found every root move: ``act_batch_with_values``
+returns those estimates, which behaviour cloning can use as soft targets.
 """
 
 from __future__ import annotations
@@ -25,7 +28,9 @@ import math
 import random
 import time
 
-from agents.base import RuleAgent
+import numpy as np
+
+from agents.base import NUM_ACTIONS, Observation, RuleAgent
 from agents.determinize import Determinizer, InfoState, Move
 from agents.greedy import MoveValuer
 from agents.values import CardValues
@@ -95,12 +100,42 @@ class ISMCTSAgent(RuleAgent):
         self._random = random.Random(int(self.rng.integers(2**63)))
         self._plans: dict[tuple[int, int, int, int], Move] = {}
         self.last_iterations = 0
+        #: The last search's root moves with their mean point difference per deal.
+        self.last_values: list[tuple[Move, float]] | None = None
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
         if seed is not None:
             self._random = random.Random(int(self.rng.integers(2**63)))
         self._plans.clear()
+
+    def act_with_values(self, observation: Observation) -> tuple[int, np.ndarray]:
+        """``act``, and the search's value of each action: the mean point difference per deal.
+
+        A card with several captures is worth its best one. Actions that were not searched are
+        NaN, as is the whole row of a decision that was not searched.
+        """
+        self.last_values = None
+        action = self.act(observation)
+        values = np.full(NUM_ACTIONS, np.nan, np.float32)
+        if self.last_values is not None:
+            info = InfoState.from_observation(observation["observation"])
+            for move, value in self.last_values:
+                a = info.action(move)
+                values[a] = value if np.isnan(values[a]) else max(values[a], value)
+        return action, values
+
+    def act_batch_with_values(
+        self, observations: np.ndarray, masks: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``act_with_values`` on each row: actions ``(N,)`` and values ``(N, 80)``."""
+        pairs = [
+            self.act_with_values({"observation": obs, "action_mask": mask})
+            for obs, mask in zip(observations, masks, strict=True)
+        ]
+        actions = np.array([a for a, _ in pairs], np.int64)
+        values = np.stack([v for _, v in pairs]) if pairs else np.zeros((0, NUM_ACTIONS))
+        return actions, values.astype(np.float32)
 
     def choose(self, info: InfoState, moves: list[Move]) -> Move:
         # The picks that finish a capture follow the move searched when its card was played;
@@ -146,6 +181,10 @@ class ISMCTSAgent(RuleAgent):
             if round_ < rounds - 1:
                 alive = alive[: math.ceil(len(alive) / 2)]
         self.last_iterations = iterations
+        scale = self.reward_scale
+        self.last_values = [
+            (move, scale * totals[i] / counts[i]) for i, move in enumerate(root_moves) if counts[i]
+        ]
         return root_moves[alive[0]]
 
     def _iterate(self, deal: Deal, node: _Node, table: int, plies_left: int) -> float:

@@ -388,9 +388,12 @@ def test_warm_start_in_workers_is_independent_of_their_number_and_resumes(
     ]
     for a, b in zip(one, two, strict=True):
         np.testing.assert_array_equal(a, b)
-    obs, masks, actions, returns = one
-    assert len(obs) == len(masks) == len(actions) == len(returns) > 64
+    obs, masks, actions, returns, values = one
+    assert len(obs) == len(masks) == len(actions) == len(returns) == len(values) > 64
     assert masks[np.arange(len(actions)), actions].all()  # the teacher played legal actions
+    searched = ~np.isnan(values)
+    assert (searched <= masks).all()  # the search valued legal actions only
+    assert searched[masks.sum(axis=1) > 1].any(axis=1).mean() > 0.5
 
     with np.load(tmp_path / "one" / "task_0000.npz") as part:
         marked = {k: part[k] for k in part.files}

@@ -135,6 +135,19 @@ class WarmStartConfig(_Section):
     epochs: int = Field(5, ge=1)
     batch_size: int = Field(1024, ge=1)
     learning_rate: float = Field(1e-3, gt=0, le=1)
+    #: ``null``: fit the actor to the teacher's moves. A number (points per deal), with the
+    #: ``ismcts`` teacher: fit it to a softmax of the search's values of its moves at this
+    #: temperature, so near-ties between moves are learnt as such.
+    temperature: float | None = Field(None, gt=0)
+
+    @model_validator(mode="after")
+    def _temperature_needs_a_search(self) -> WarmStartConfig:
+        if self.temperature is not None and self.teacher != "ismcts":
+            raise ValueError(
+                f"temperature needs the ismcts teacher, which values its moves; "
+                f"the teacher is {self.teacher!r}"
+            )
+        return self
 
     @model_validator(mode="after")
     def _teacher_takes_options(self) -> WarmStartConfig:

@@ -8,6 +8,10 @@ and critic. A rule-based teacher (greedy, heuristic) plays a few hundred thousan
 the training environment in a minute or two; the search player (ISMCTS), which beats them,
 costs about 20 ms of CPU a decision, so its decisions are played in tasks on every core and
 saved as they finish (``collect_in_tasks``).
+
+The search also says how good it found each move it tried. With a ``temperature``, the actor
+is fitted to a softmax of those values rather than to the single move chosen: when two moves
+are nearly as good, the search's pick between them is noise, and the soft target says so.
 """
 
 from __future__ import annotations
@@ -17,14 +21,22 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
 
 from agents.base import NUM_ACTIONS
 
-Data = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+class Decisions(NamedTuple):
+    """The teacher's decisions, one row each."""
+
+    obs: np.ndarray  # (N, observation size) float32
+    masks: np.ndarray  # (N, 80) bool
+    actions: np.ndarray  # (N,) int64
+    returns: np.ndarray  # (N,) float32: discounted rewards to the end of the episode
+    values: np.ndarray | None  # (N, 80) float32 search values (NaN: not searched), or None
 
 
 @dataclass
@@ -46,11 +58,12 @@ def teacher_actions(teacher: Any, obs: np.ndarray, masks: np.ndarray) -> np.ndar
     )
 
 
-def collect(env: Any, teacher: Any, samples: int, gamma: float) -> Data:
-    """The teacher plays the learner's seat; returns observations, masks, actions, returns.
+def collect(env: Any, teacher: Any, samples: int, gamma: float) -> Decisions:
+    """The teacher plays the learner's seat; returns its decisions.
 
     Returns are discounted sums of the environment's rewards to the end of each episode;
-    decisions whose episode was still running when collection stopped are dropped.
+    decisions whose episode was still running when collection stopped are dropped. A teacher
+    with ``act_batch_with_values`` (the search player) also gives its values of each action.
     """
     n = env.num_envs
     steps = -(-samples // n)
@@ -59,11 +72,16 @@ def collect(env: Any, teacher: Any, samples: int, gamma: float) -> Data:
     act_buf = np.zeros((steps, n), np.int64)
     rew_buf = np.zeros((steps, n), np.float32)
     done_buf = np.zeros((steps, n), bool)
+    searches = hasattr(teacher, "act_batch_with_values")
+    value_buf = np.zeros((steps, n, NUM_ACTIONS), np.float32) if searches else None
     env.draw_opponents()
     obs = env.reset()
     for t in range(steps):
         masks = env.action_masks()
-        actions = teacher_actions(teacher, obs, masks)
+        if value_buf is not None:
+            actions, value_buf[t] = teacher.act_batch_with_values(obs, masks.astype(np.int8))
+        else:
+            actions = teacher_actions(teacher, obs, masks)
         obs_buf[t], mask_buf[t], act_buf[t] = obs, masks, actions
         obs, rew_buf[t], done_buf[t], _ = env.step(actions)
     returns = np.zeros((steps, n), np.float32)
@@ -80,25 +98,52 @@ def collect(env: Any, teacher: Any, samples: int, gamma: float) -> Data:
             f"warm_start.samples={samples} gives {steps} decisions to each of {n} environments, "
             "too few to finish any episode; raise warm_start.samples"
         )
-    return (
+    return Decisions(
         obs_buf.reshape(steps * n, -1)[keep],
         mask_buf.reshape(steps * n, -1)[keep],
         act_buf.reshape(-1)[keep],
         returns.reshape(-1)[keep],
+        None if value_buf is None else value_buf.reshape(steps * n, -1)[keep],
     )
+
+
+def soft_targets(decisions: Decisions, temperature: float | None) -> np.ndarray:
+    """The distribution over actions the actor is fitted to, one row per decision.
+
+    Without a temperature, or where the teacher did not search, the teacher's action; else a
+    softmax of the search's values (points per deal) divided by ``temperature``.
+    """
+    n = len(decisions.actions)
+    targets = np.zeros((n, NUM_ACTIONS), np.float32)
+    targets[np.arange(n), decisions.actions] = 1.0
+    if temperature is None or decisions.values is None:
+        return targets
+    values = decisions.values
+    searched = ~np.isnan(values)
+    rows = searched.any(axis=1)
+    logits = np.where(searched, values, -np.inf)[rows] / temperature
+    weights = np.exp(logits - logits.max(axis=1, keepdims=True))
+    targets[rows] = weights / weights.sum(axis=1, keepdims=True)
+    return targets
 
 
 def behaviour_clone(
     policy: Any,
-    data: Data,
+    data: Decisions,
     epochs: int,
     batch_size: int,
     learning_rate: float,
     vf_coef: float,
     seed: int,
+    temperature: float | None = None,
 ) -> float:
-    """Fit the actor to the teacher's actions and the critic to its returns; returns accuracy."""
-    obs, masks, actions, returns = (torch.as_tensor(x) for x in data)
+    """Fit the actor to the teacher's play and the critic to its returns; returns accuracy.
+
+    The actor's loss is the cross-entropy to ``soft_targets(data, temperature)``. Accuracy is
+    the share of the teacher's actions the fitted actor picks where it had a choice.
+    """
+    obs, masks, actions, returns = (torch.as_tensor(x) for x in data[:4])
+    targets = torch.as_tensor(soft_targets(data, temperature))
     rng = np.random.default_rng(seed)
     for group in policy.optimizer.param_groups:
         group["lr"] = learning_rate
@@ -108,10 +153,8 @@ def behaviour_clone(
         order = torch.as_tensor(rng.permutation(size))
         for start in range(0, size, batch_size):
             idx = order[start : start + batch_size]
-            values, log_prob, _ = policy.evaluate_actions(
-                obs[idx], actions[idx], action_masks=masks[idx].numpy()
-            )
-            policy_loss = -log_prob.mean()
+            values, log_probs = _values_and_log_probs(policy, obs[idx], masks[idx])
+            policy_loss = -(targets[idx] * log_probs).sum(dim=1).mean()
             value_loss = torch.nn.functional.mse_loss(values.flatten(), returns[idx])
             loss = policy_loss + vf_coef * value_loss
             policy.optimizer.zero_grad()
@@ -130,6 +173,26 @@ def behaviour_clone(
     return float((predicted == actions)[choice].float().mean())
 
 
+def _values_and_log_probs(
+    policy: Any, obs: torch.Tensor, masks: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The critic's values and the masked actor's log-probabilities of all 80 actions.
+
+    As ``evaluate_actions`` computes them, in one forward pass, but for every action; masked
+    actions get a large negative log-probability, finite so that a zero target cancels it.
+    """
+    features = policy.extract_features(obs)
+    if policy.share_features_extractor:
+        latent_pi, latent_vf = policy.mlp_extractor(features)
+    else:
+        pi_features, vf_features = features
+        latent_pi = policy.mlp_extractor.forward_actor(pi_features)
+        latent_vf = policy.mlp_extractor.forward_critic(vf_features)
+    distribution = policy._get_action_dist_from_latent(latent_pi)
+    distribution.apply_masking(masks.numpy())
+    return policy.value_net(latent_vf), distribution.distribution.logits
+
+
 def collect_in_tasks(
     make_task: Callable[[int], tuple[Any, Any]],
     samples: int,
@@ -137,7 +200,7 @@ def collect_in_tasks(
     gamma: float,
     workers: int,
     folder: Path,
-) -> Data:
+) -> Decisions:
     """``collect`` split into tasks of ``task_samples`` run by ``workers`` processes.
 
     ``make_task(i)`` builds task ``i``'s environment and teacher with the task's own seeds, so
@@ -160,8 +223,11 @@ def collect_in_tasks(
     parts = []
     for path in paths:
         with np.load(path) as part:
-            parts.append(tuple(part[k] for k in ("obs", "masks", "actions", "returns")))
-    return tuple(np.concatenate(column) for column in zip(*parts, strict=True))  # type: ignore[return-value]
+            parts.append(dict(part))
+    columns = {k: [part.get(k) for part in parts] for k in Decisions._fields}
+    if any(v is None for v in columns["values"]):  # tasks saved without the search's values
+        columns["values"] = None
+    return Decisions(*(None if c is None else np.concatenate(c) for c in columns.values()))
 
 
 def _collect_task(
@@ -169,9 +235,10 @@ def _collect_task(
 ) -> None:
     torch.set_num_threads(1)
     env, teacher = make_task(index)
-    obs, masks, actions, returns = collect(env, teacher, samples, gamma)
+    decisions = collect(env, teacher, samples, gamma)
     partial = path.with_suffix(".partial.npz")
-    np.savez_compressed(partial, obs=obs, masks=masks, actions=actions, returns=returns)
+    arrays = {k: v for k, v in decisions._asdict().items() if v is not None}
+    np.savez_compressed(partial, **arrays)
     partial.replace(path)
 
 
@@ -206,5 +273,6 @@ def warm_start(
         config.learning_rate,
         model.vf_coef,
         seed,
+        config.temperature,
     )
     return WarmStartResult(len(data[0]), accuracy, time.perf_counter() - start)
