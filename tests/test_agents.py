@@ -242,6 +242,34 @@ def test_ismcts_finishes_each_games_planned_capture_when_serving_a_batch() -> No
     assert len(searches) == 2  # the picks came from the plans, not from new searches
 
 
+def test_ismcts_values_the_moves_it_searched() -> None:
+    """7C sweeps 3D 4S for a scopa; trailing 2S leaves 9 on the table for a nine to sweep. The
+    search values both legal cards, the sweep higher, and plays it; a lone legal move and the
+    picks of a capture it planned are not searched, so they have no values."""
+    rules = Rules()
+    agent = ISMCTSAgent(rules, iterations=60, seed=0)
+    seven, two = parse_cards("7C 2S")
+    action, values = agent.act_with_values(_observation("7C 2S", "3D 4S", rules))
+    assert action == seven
+    assert not np.isnan(values[[seven, two]]).any()
+    assert np.isnan(np.delete(values, [seven, two])).all()
+    assert values[seven] > values[two] + 0.5
+
+    action, values = agent.act_with_values(_observation("7C", "KB", rules))
+    assert action == seven and np.isnan(values).all()
+
+    card, values = agent.act_with_values(_observation("7C 7B", "7D 7S", rules))
+    assert not np.isnan(values[list(parse_cards("7C 7B"))]).any()  # each card: its best capture
+    pick, values = agent.act_with_values(_observation("7C 7B", "7D 7S", rules, pending_card=card))
+    assert pick - 40 in parse_cards("7D 7S") and np.isnan(values).all()
+
+    actions, batch = agent.act_batch_with_values(
+        np.stack([_observation("7C 2S", "3D 4S", rules)["observation"]] * 2),
+        np.stack([_observation("7C 2S", "3D 4S", rules)["action_mask"]] * 2),
+    )
+    assert actions.tolist() == [seven, seven] and batch.shape == (2, 80)
+
+
 def test_make_agent_names_and_errors(tmp_path) -> None:
     assert isinstance(make_agent("random"), RandomAgent)
     assert isinstance(make_agent("greedy", rules="napola"), GreedyAgent)

@@ -77,6 +77,12 @@ def test_variant_configs_validate_and_take_rule_options(name: str) -> None:
         ),
         ({"warm_start": {"teacher_options": {"iterations": 3}}}, "warm_start", "no teacher"),
         ({"warm_start": {"workers": 0}}, "warm_start.workers", "greater than or equal to 1"),
+        ({"warm_start": {"temperature": 0.5}}, "warm_start", "needs the ismcts teacher"),
+        (
+            {"warm_start": {"teacher": "ismcts", "temperature": 0}},
+            "warm_start.temperature",
+            "greater than 0",
+        ),
         ({"n_envs": 10, "selfplay": {"groups": 4}}, "config", "multiple of selfplay.groups"),
         ({"n_envs": 8, "ppo": {"n_steps": 8, "batch_size": 128}}, "config", "ppo.batch_size"),
     ],

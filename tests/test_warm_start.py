@@ -1,0 +1,105 @@
+"""Behaviour cloning's targets: the teacher's move, or a softmax of the search's values."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from gymnasium import spaces
+from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+
+from scopa_env import scopa_v0
+from training.card_policy import CardPolicy
+from training.warm_start import Decisions, behaviour_clone, soft_targets
+
+
+def _decisions(actions: list[int], values: np.ndarray | None) -> Decisions:
+    n = len(actions)
+    masks = np.zeros((n, 80), bool)
+    masks[np.arange(n), actions] = True
+    return Decisions(
+        obs=np.zeros((n, 1), np.float32),
+        masks=masks,
+        actions=np.array(actions, np.int64),
+        returns=np.zeros(n, np.float32),
+        values=values,
+    )
+
+
+def test_soft_targets_are_a_softmax_of_the_searched_values_and_the_move_elsewhere() -> None:
+    values = np.full((3, 80), np.nan, np.float32)
+    values[0, [2, 5]] = [1.0, 0.0]  # two moves searched, a point apart
+    values[2, 7] = -0.3  # one move searched: a card whose captures were compared
+    decisions = _decisions([2, 9, 7], values)  # row 1 was not searched (a planned pick)
+
+    targets = soft_targets(decisions, temperature=0.5)
+    e = math.exp(1.0 / 0.5)
+    expected = np.zeros((3, 80))
+    expected[0, 2], expected[0, 5] = e / (1 + e), 1 / (1 + e)
+    expected[1, 9] = expected[2, 7] = 1.0
+    np.testing.assert_allclose(targets, expected, atol=1e-6)
+
+    one_hot = np.zeros((3, 80))
+    one_hot[[0, 1, 2], [2, 9, 7]] = 1.0
+    np.testing.assert_array_equal(soft_targets(decisions, temperature=None), one_hot)
+    np.testing.assert_array_equal(soft_targets(decisions._replace(values=None), 0.5), one_hot)
+
+
+def test_a_low_temperature_is_the_best_searched_move_whatever_the_pick() -> None:
+    values = np.full((1, 80), np.nan, np.float32)
+    values[0, [4, 6]] = [0.2, 0.1]
+    targets = soft_targets(_decisions([6], values), temperature=1e-3)
+    assert targets[0, 4] == pytest.approx(1.0) and targets[0].sum() == pytest.approx(1.0)
+
+
+def _policy(kind: str, observation_size: int) -> MaskableActorCriticPolicy:
+    torch.manual_seed(0)
+    cls = CardPolicy if kind == "card" else MaskableActorCriticPolicy
+    return cls(
+        spaces.Box(0.0, 1.0, (observation_size,), np.float32),
+        spaces.Discrete(80),
+        lambda _: 1e-3,
+    )
+
+
+@pytest.mark.parametrize("kind", ["card", "mlp"])
+def test_cloning_fits_the_actor_to_the_soft_targets_and_the_critic_to_the_returns(
+    kind: str,
+) -> None:
+    env = scopa_v0.raw_env(episode="deal")
+    env.reset(seed=3)
+    observation = env.observe(env.agent_selection)
+    legal = np.flatnonzero(observation["action_mask"])[:3]
+    assert len(legal) == 3
+    n = 128
+    values = np.full((n, 80), np.nan, np.float32)
+    values[:, legal] = [0.5, 0.0, -2.0]
+    decisions = Decisions(
+        obs=np.repeat(observation["observation"][None], n, axis=0),
+        masks=np.repeat(observation["action_mask"][None].astype(bool), n, axis=0),
+        actions=np.full(n, legal[0]),
+        returns=np.full(n, 1.5, np.float32),
+        values=values,
+    )
+    policy = _policy(kind, decisions.obs.shape[1])
+    accuracy = behaviour_clone(
+        policy,
+        decisions,
+        epochs=25,
+        batch_size=32,
+        learning_rate=5e-3,
+        vf_coef=0.5,
+        seed=0,
+        temperature=0.5,
+    )
+    obs = torch.as_tensor(decisions.obs[:1])
+    with torch.no_grad():
+        probs = policy.get_distribution(obs, action_masks=decisions.masks[:1]).distribution.probs
+        value = policy.predict_values(obs)
+    target = soft_targets(decisions, 0.5)[0]
+    np.testing.assert_allclose(probs[0].numpy(), target, atol=0.03)
+    assert target[legal[1]] > 0.2  # a near-tie, which the soft target keeps
+    assert accuracy == 1.0  # the teacher's move is still the actor's favourite
+    assert value.item() == pytest.approx(1.5, abs=0.1)
