@@ -12,7 +12,7 @@ from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
 from scopa_env import scopa_v0
 from training.card_policy import CardPolicy
-from training.warm_start import Decisions, behaviour_clone, soft_targets
+from training.warm_start import Decisions, behaviour_clone, search_regret, soft_targets
 
 
 def _decisions(actions: list[int], values: np.ndarray | None) -> Decisions:
@@ -54,6 +54,16 @@ def test_a_low_temperature_is_the_best_searched_move_whatever_the_pick() -> None
     assert targets[0, 4] == pytest.approx(1.0) and targets[0].sum() == pytest.approx(1.0)
 
 
+def test_search_regret_is_what_each_valued_action_gives_up() -> None:
+    values = np.full((2, 80), np.nan, np.float32)
+    values[0, [2, 5, 8]] = [1.0, -0.5, 0.75]
+    decisions = _decisions([5, 9], values)
+    expected = np.zeros((2, 80), np.float32)
+    expected[0, [5, 8]] = [1.5, 0.25]
+    np.testing.assert_allclose(search_regret(decisions), expected)
+    assert not search_regret(decisions._replace(values=None)).any()
+
+
 def _policy(kind: str, observation_size: int) -> MaskableActorCriticPolicy:
     torch.manual_seed(0)
     cls = CardPolicy if kind == "card" else MaskableActorCriticPolicy
@@ -62,6 +72,54 @@ def _policy(kind: str, observation_size: int) -> MaskableActorCriticPolicy:
         spaces.Discrete(80),
         lambda _: 1e-3,
     )
+
+
+def _one_position(n: int, search_values: list[float], action: int) -> Decisions:
+    """``n`` copies of a real decision whose first legal actions the search valued."""
+    env = scopa_v0.raw_env(episode="deal")
+    env.reset(seed=3)
+    observation = env.observe(env.agent_selection)
+    legal = np.flatnonzero(observation["action_mask"])[: len(search_values)]
+    assert len(legal) == len(search_values)
+    values = np.full((n, 80), np.nan, np.float32)
+    values[:, legal] = search_values
+    return Decisions(
+        obs=np.repeat(observation["observation"][None], n, axis=0),
+        masks=np.repeat(observation["action_mask"][None].astype(bool), n, axis=0),
+        actions=np.full(n, legal[action]),
+        returns=np.full(n, 1.5, np.float32),
+        values=values,
+    )
+
+
+def _favourite(policy: MaskableActorCriticPolicy, decisions: Decisions) -> int:
+    obs = torch.as_tensor(decisions.obs[:1])
+    with torch.no_grad():
+        return int(policy(obs, deterministic=True, action_masks=decisions.masks[:1])[0])
+
+
+def test_regret_weight_overrules_a_costly_pick_of_the_teacher() -> None:
+    """The teacher played a move the search valued 2 points below the best (its values and its
+    pick can disagree: the pick comes from the moves that survived the halving rounds)."""
+    decisions = _one_position(128, [0.0, -2.0], action=1)
+    legal = np.flatnonzero(decisions.masks[0])
+    decisions.values[:, legal[2:]] = -2.0  # the search values every legal move
+    best, picked = legal[:2]
+    favourites = {}
+    for weight in (0.0, 5.0):
+        policy = _policy("card", decisions.obs.shape[1])
+        behaviour_clone(
+            policy,
+            decisions,
+            epochs=10,
+            batch_size=32,
+            learning_rate=5e-3,
+            vf_coef=0.5,
+            seed=0,
+            regret_weight=weight,
+        )
+        favourites[weight] = _favourite(policy, decisions)
+    assert favourites == {0.0: picked, 5.0: best}
 
 
 @pytest.mark.parametrize("kind", ["card", "mlp"])

@@ -139,14 +139,22 @@ class WarmStartConfig(_Section):
     #: ``ismcts`` teacher: fit it to a softmax of the search's values of its moves at this
     #: temperature, so near-ties between moves are learnt as such.
     temperature: float | None = Field(None, gt=0)
+    #: With the ``ismcts`` teacher: add this many times the actor's expected regret (the points
+    #: per deal its choice gives up, by the search's values) to the loss, so each decision
+    #: counts by its stakes.
+    regret_weight: float = Field(0.0, ge=0)
 
     @model_validator(mode="after")
-    def _temperature_needs_a_search(self) -> WarmStartConfig:
-        if self.temperature is not None and self.teacher != "ismcts":
-            raise ValueError(
-                f"temperature needs the ismcts teacher, which values its moves; "
-                f"the teacher is {self.teacher!r}"
-            )
+    def _search_values_need_a_search(self) -> WarmStartConfig:
+        for key, value in (
+            ("temperature", self.temperature),
+            ("regret_weight", self.regret_weight),
+        ):
+            if value and self.teacher != "ismcts":
+                raise ValueError(
+                    f"{key} needs the ismcts teacher, which values its moves; "
+                    f"the teacher is {self.teacher!r}"
+                )
         return self
 
     @model_validator(mode="after")

@@ -9,9 +9,13 @@ the training environment in a minute or two; the search player (ISMCTS), which b
 costs about 20 ms of CPU a decision, so its decisions are played in tasks on every core and
 saved as they finish (``collect_in_tasks``).
 
-The search also says how good it found each move it tried. With a ``temperature``, the actor
-is fitted to a softmax of those values rather than to the single move chosen: when two moves
-are nearly as good, the search's pick between them is noise, and the soft target says so.
+The search also says how good it found each move it tried, and two options use that:
+- ``temperature``: fit the actor to a softmax of those values rather than to the single move
+  chosen; when two moves are nearly as good, the search's pick between them is noise.
+- ``regret_weight``: add the actor's expected regret, the points by the search's values that
+  its choice gives up, to the loss. Cross-entropy counts a miss between near-equal moves as
+  much as a blunder; regret weighs each decision by its stakes. The last round of a deal, where
+  the cards left decide whole points, is where this matters most.
 """
 
 from __future__ import annotations
@@ -127,6 +131,20 @@ def soft_targets(decisions: Decisions, temperature: float | None) -> np.ndarray:
     return targets
 
 
+def search_regret(decisions: Decisions) -> np.ndarray:
+    """Per decision and action, the search's best value minus the action's (points per deal).
+
+    Zero for actions and decisions the search did not value (or all, without values); a
+    search values every legal action of the decisions it searched.
+    """
+    if decisions.values is None:
+        return np.zeros(decisions.masks.shape, np.float32)
+    values = decisions.values
+    searched = ~np.isnan(values)
+    best = np.where(searched, values, -np.inf).max(axis=1, keepdims=True)
+    return np.where(searched, best - np.where(searched, values, 0.0), 0.0).astype(np.float32)
+
+
 def behaviour_clone(
     policy: Any,
     data: Decisions,
@@ -136,14 +154,17 @@ def behaviour_clone(
     vf_coef: float,
     seed: int,
     temperature: float | None = None,
+    regret_weight: float = 0.0,
 ) -> float:
     """Fit the actor to the teacher's play and the critic to its returns; returns accuracy.
 
-    The actor's loss is the cross-entropy to ``soft_targets(data, temperature)``. Accuracy is
-    the share of the teacher's actions the fitted actor picks where it had a choice.
+    The actor's loss is the cross-entropy to ``soft_targets(data, temperature)`` plus
+    ``regret_weight`` times its expected ``search_regret``. Accuracy is the share of the
+    teacher's actions the fitted actor picks where it had a choice.
     """
     obs, masks, actions, returns = (torch.as_tensor(x) for x in data[:4])
     targets = torch.as_tensor(soft_targets(data, temperature))
+    regret = torch.as_tensor(search_regret(data))
     rng = np.random.default_rng(seed)
     for group in policy.optimizer.param_groups:
         group["lr"] = learning_rate
@@ -155,6 +176,9 @@ def behaviour_clone(
             idx = order[start : start + batch_size]
             values, log_probs = _values_and_log_probs(policy, obs[idx], masks[idx])
             policy_loss = -(targets[idx] * log_probs).sum(dim=1).mean()
+            if regret_weight:
+                expected_regret = (log_probs.exp() * regret[idx]).sum(dim=1).mean()
+                policy_loss = policy_loss + regret_weight * expected_regret
             value_loss = torch.nn.functional.mse_loss(values.flatten(), returns[idx])
             loss = policy_loss + vf_coef * value_loss
             policy.optimizer.zero_grad()
@@ -274,5 +298,6 @@ def warm_start(
         model.vf_coef,
         seed,
         config.temperature,
+        config.regret_weight,
     )
     return WarmStartResult(len(data[0]), accuracy, time.perf_counter() - start)
