@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pytest
@@ -92,6 +93,12 @@ def _one_position(n: int, search_values: list[float], action: int) -> Decisions:
     )
 
 
+def _clone(policy: MaskableActorCriticPolicy, decisions: Decisions, **options: Any) -> float:
+    return behaviour_clone(
+        policy, decisions, batch_size=32, learning_rate=5e-3, vf_coef=0.5, seed=0, **options
+    )
+
+
 def _favourite(policy: MaskableActorCriticPolicy, decisions: Decisions) -> int:
     obs = torch.as_tensor(decisions.obs[:1])
     with torch.no_grad():
@@ -108,16 +115,7 @@ def test_regret_weight_overrules_a_costly_pick_of_the_teacher() -> None:
     favourites = {}
     for weight in (0.0, 5.0):
         policy = _policy("card", decisions.obs.shape[1])
-        behaviour_clone(
-            policy,
-            decisions,
-            epochs=10,
-            batch_size=32,
-            learning_rate=5e-3,
-            vf_coef=0.5,
-            seed=0,
-            regret_weight=weight,
-        )
+        _clone(policy, decisions, epochs=10, regret_weight=weight)
         favourites[weight] = _favourite(policy, decisions)
     assert favourites == {0.0: picked, 5.0: best}
 
@@ -126,38 +124,15 @@ def test_regret_weight_overrules_a_costly_pick_of_the_teacher() -> None:
 def test_cloning_fits_the_actor_to_the_soft_targets_and_the_critic_to_the_returns(
     kind: str,
 ) -> None:
-    env = scopa_v0.raw_env(episode="deal")
-    env.reset(seed=3)
-    observation = env.observe(env.agent_selection)
-    legal = np.flatnonzero(observation["action_mask"])[:3]
-    assert len(legal) == 3
-    n = 128
-    values = np.full((n, 80), np.nan, np.float32)
-    values[:, legal] = [0.5, 0.0, -2.0]
-    decisions = Decisions(
-        obs=np.repeat(observation["observation"][None], n, axis=0),
-        masks=np.repeat(observation["action_mask"][None].astype(bool), n, axis=0),
-        actions=np.full(n, legal[0]),
-        returns=np.full(n, 1.5, np.float32),
-        values=values,
-    )
+    decisions = _one_position(128, [0.5, 0.0, -2.0], action=0)
     policy = _policy(kind, decisions.obs.shape[1])
-    accuracy = behaviour_clone(
-        policy,
-        decisions,
-        epochs=25,
-        batch_size=32,
-        learning_rate=5e-3,
-        vf_coef=0.5,
-        seed=0,
-        temperature=0.5,
-    )
+    accuracy = _clone(policy, decisions, epochs=25, temperature=0.5)
     obs = torch.as_tensor(decisions.obs[:1])
     with torch.no_grad():
         probs = policy.get_distribution(obs, action_masks=decisions.masks[:1]).distribution.probs
         value = policy.predict_values(obs)
     target = soft_targets(decisions, 0.5)[0]
     np.testing.assert_allclose(probs[0].numpy(), target, atol=0.03)
-    assert target[legal[1]] > 0.2  # a near-tie, which the soft target keeps
+    assert np.sort(target)[-2] > 0.2  # the move half a point worse: a near-tie, kept as such
     assert accuracy == 1.0  # the teacher's move is still the actor's favourite
     assert value.item() == pytest.approx(1.5, abs=0.1)
