@@ -19,7 +19,7 @@ The budget is a number of iterations (reproducible from the seed, whatever the m
 optionally capped by wall-clock time per move.
 
 Besides its move, the search knows how good it found every root move: ``act_batch_with_values``
-returns those estimates, which behaviour cloning can use as soft targets.
+returns those estimates, which behaviour cloning uses to weigh each decision by its stakes.
 """
 
 from __future__ import annotations
@@ -100,8 +100,9 @@ class ISMCTSAgent(RuleAgent):
         self._random = random.Random(int(self.rng.integers(2**63)))
         self._plans: dict[tuple[int, int, int, int], Move] = {}
         self.last_iterations = 0
-        #: The last search's root moves with their mean point difference per deal.
-        self.last_values: list[tuple[Move, float]] | None = None
+        #: The last search's value of each action (mean point difference per deal; NaN where
+        #: not searched), or ``None`` before any search.
+        self.last_values: np.ndarray | None = None
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
@@ -113,29 +114,24 @@ class ISMCTSAgent(RuleAgent):
         """``act``, and the search's value of each action: the mean point difference per deal.
 
         A card with several captures is worth its best one. Actions that were not searched are
-        NaN, as is the whole row of a decision that was not searched.
+        NaN, as is the whole row of a decision that was not searched (one legal move, or a pick
+        of a capture already planned).
         """
         self.last_values = None
         action = self.act(observation)
-        values = np.full(NUM_ACTIONS, np.nan, np.float32)
-        if self.last_values is not None:
-            info = InfoState.from_observation(observation["observation"])
-            for move, value in self.last_values:
-                a = info.action(move)
-                values[a] = value if np.isnan(values[a]) else max(values[a], value)
-        return action, values
+        if self.last_values is None:
+            return action, np.full(NUM_ACTIONS, np.nan, np.float32)
+        return action, self.last_values
 
     def act_batch_with_values(
         self, observations: np.ndarray, masks: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray]:
         """``act_with_values`` on each row: actions ``(N,)`` and values ``(N, 80)``."""
-        pairs = [
-            self.act_with_values({"observation": obs, "action_mask": mask})
-            for obs, mask in zip(observations, masks, strict=True)
-        ]
-        actions = np.array([a for a, _ in pairs], np.int64)
-        values = np.stack([v for _, v in pairs]) if pairs else np.zeros((0, NUM_ACTIONS))
-        return actions, values.astype(np.float32)
+        actions = np.empty(len(masks), np.int64)
+        values = np.empty((len(masks), NUM_ACTIONS), np.float32)
+        for i, (obs, mask) in enumerate(zip(observations, masks, strict=True)):
+            actions[i], values[i] = self.act_with_values({"observation": obs, "action_mask": mask})
+        return actions, values
 
     def choose(self, info: InfoState, moves: list[Move]) -> Move:
         # The picks that finish a capture follow the move searched when its card was played;
@@ -181,10 +177,13 @@ class ISMCTSAgent(RuleAgent):
             if round_ < rounds - 1:
                 alive = alive[: math.ceil(len(alive) / 2)]
         self.last_iterations = iterations
-        scale = self.reward_scale
-        self.last_values = [
-            (move, scale * totals[i] / counts[i]) for i, move in enumerate(root_moves) if counts[i]
-        ]
+        self.last_values = np.full(NUM_ACTIONS, np.nan, np.float32)
+        for i, move in enumerate(root_moves):
+            if counts[i]:
+                a = info.action(move)  # a card's captures share its action: keep the best
+                self.last_values[a] = np.fmax(
+                    self.last_values[a], self.reward_scale * totals[i] / counts[i]
+                )
         return root_moves[alive[0]]
 
     def _iterate(self, deal: Deal, node: _Node, table: int, plies_left: int) -> float:

@@ -140,9 +140,8 @@ def search_regret(decisions: Decisions) -> np.ndarray:
     if decisions.values is None:
         return np.zeros(decisions.masks.shape, np.float32)
     values = decisions.values
-    searched = ~np.isnan(values)
-    best = np.where(searched, values, -np.inf).max(axis=1, keepdims=True)
-    return np.where(searched, best - np.where(searched, values, 0.0), 0.0).astype(np.float32)
+    best = np.where(np.isnan(values), -np.inf, values).max(axis=1, keepdims=True)
+    return np.nan_to_num(best - values, nan=0.0)  # NaN where the action was not valued
 
 
 def behaviour_clone(
@@ -162,7 +161,9 @@ def behaviour_clone(
     ``regret_weight`` times its expected ``search_regret``. Accuracy is the share of the
     teacher's actions the fitted actor picks where it had a choice.
     """
-    obs, masks, actions, returns = (torch.as_tensor(x) for x in data[:4])
+    obs, masks, actions, returns = map(
+        torch.as_tensor, (data.obs, data.masks, data.actions, data.returns)
+    )
     targets = torch.as_tensor(soft_targets(data, temperature))
     regret = torch.as_tensor(search_regret(data))
     rng = np.random.default_rng(seed)
@@ -300,4 +301,4 @@ def warm_start(
         config.temperature,
         config.regret_weight,
     )
-    return WarmStartResult(len(data[0]), accuracy, time.perf_counter() - start)
+    return WarmStartResult(len(data.actions), accuracy, time.perf_counter() - start)
