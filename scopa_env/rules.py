@@ -101,3 +101,22 @@ def resolve_rules(rules: Rules | str | dict[str, Any] | None) -> Rules:
             raise ValueError(f"unknown rules preset {preset!r}; choose one of {sorted(PRESETS)}")
         return Rules.from_dict({**PRESETS[preset], **options})
     raise ValueError(f"rules must be a Rules, a preset name or a dict, got {type(rules).__name__}")
+
+
+def describe_rules(rules: Rules) -> str:
+    """The nearest preset and what differs from it, as ``--rule`` writes it.
+
+    For example ``napola (target 21, last_play_scopa=true)``; the target is always given.
+    """
+    fields = [name for name in (f.name for f in dataclasses.fields(Rules)) if name != "target"]
+    best_name, best_diff = "scopa", fields
+    for name in PRESETS:
+        preset = Rules.preset(name)
+        diff = [f for f in fields if getattr(rules, f) != getattr(preset, f)]
+        if len(diff) < len(best_diff):
+            best_name, best_diff = name, diff
+    parts = [f"target {rules.target}"]
+    for field in best_diff:
+        value = getattr(rules, field)
+        parts.append(f"{field}={'none' if value is None else str(value).lower()}")
+    return f"{best_name} ({', '.join(parts)})"

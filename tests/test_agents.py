@@ -333,7 +333,7 @@ def test_ismcts_variants_choose_legal_moves() -> None:
 
 @pytest.mark.slow
 def test_ismcts_beats_greedy_on_a_small_sample() -> None:
-    from training.evaluate import evaluate
+    from evaluation.harness import evaluate
 
     _, summaries, _ = evaluate(["ismcts:iterations=100", "greedy"], deals=16, seed=0)
     assert summaries[0].points_per_deal > 0

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from training import cli
+from cli import main as cli
 
 
 def test_bench_writes_json_and_markdown(tmp_path: Path) -> None:
@@ -37,8 +37,8 @@ def test_null_env_is_a_valid_aec_env_with_scopas_shapes() -> None:
     """The ceiling is only meaningful if the do-nothing env is a real AEC env of our shape."""
     from pettingzoo.test import api_test
 
+    from benchmark.speed import null_aec_env
     from scopa_env import scopa_v0
-    from training.bench import null_aec_env
 
     env = null_aec_env()
     api_test(env, num_cycles=50)

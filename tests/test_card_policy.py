@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 import torch
 
+from agents.card_policy import CardNet, CardPolicy
 from scopa_env.captures import capture_sets
 from scopa_env.cards import CAPTURE_VALUE, NUM_CARDS, cards_of
 from scopa_env.observation import NUM_PLANES, OBS_SIZE, OBS_SLICES, mask_to_plane
 from scopa_env.rules import Rules
-from training.card_policy import CardNet, CardPolicy
 
 PRETRAINED = Path(__file__).resolve().parents[1] / "agents" / "pretrained" / "model.zip"
 

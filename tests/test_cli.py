@@ -8,14 +8,13 @@ import sys
 
 import pytest
 
-from scopa_env.rules import Rules
-from training import cli
-from training.rules_args import (
+from cli import main as cli
+from cli.rules_args import (
     add_rules_arguments,
-    describe_rules,
     parse_rule_option,
     rules_from_args,
 )
+from scopa_env.rules import Rules, describe_rules
 
 
 def test_help_lists_available_commands(capsys: pytest.CaptureFixture[str]) -> None:
@@ -31,12 +30,12 @@ def test_help_lists_available_commands(capsys: pytest.CaptureFixture[str]) -> No
 def test_help_imports_no_subcommand_module() -> None:
     code = (
         "import sys\n"
-        "from training.cli import main\n"
+        "from cli.main import main\n"
         "try:\n"
         "    main(['--help'])\n"
         "except SystemExit:\n"
         "    pass\n"
-        "loaded = [m for m in ('torch', 'training.demo', 'training.train') if m in sys.modules]\n"
+        "loaded = [m for m in ('torch', 'cli.demo', 'training.train') if m in sys.modules]\n"
         "assert not loaded, loaded\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)

@@ -9,17 +9,13 @@ import numpy as np
 import pytest
 
 import agents
+from cli import main as cli
+from evaluation.harness import duplicate_deck, evaluate
+from evaluation.players import PlayerSpec
+from evaluation.stats import bradley_terry_elo, mean_ci
 from scopa_env.cards import mask_of
 from scopa_env.observation import plane
 from scopa_env.rules import Rules
-from training import cli
-from training.evaluate import (
-    PlayerSpec,
-    bradley_terry_elo,
-    duplicate_deck,
-    evaluate,
-    mean_ci,
-)
 
 
 class Recorder(agents.GreedyAgent):
@@ -154,7 +150,7 @@ def test_cli_writes_csv_markdown_and_plot(tmp_path, capsys: pytest.CaptureFixtur
 
 
 def test_a_checkpoint_rewritten_in_place_is_loaded_again(tmp_path, monkeypatch):
-    from training import evaluate
+    from evaluation import players as evaluate
 
     builds: list[str] = []
     monkeypatch.setattr(
@@ -163,31 +159,31 @@ def test_a_checkpoint_rewritten_in_place_is_loaded_again(tmp_path, monkeypatch):
     checkpoint = tmp_path / "eval_model.zip"
     checkpoint.write_bytes(b"first")
     spec = evaluate.PlayerSpec.parse(str(checkpoint))
-    first = evaluate._player(spec, Rules())
-    assert evaluate._player(spec, Rules()) is first
+    first = evaluate.player_for(spec, Rules())
+    assert evaluate.player_for(spec, Rules()) is first
     checkpoint.write_bytes(b"second, longer")
-    assert evaluate._player(spec, Rules()) is not first
+    assert evaluate.player_for(spec, Rules()) is not first
     assert len(builds) == 2
 
 
 def test_a_trained_policy_plays_on_one_torch_thread() -> None:
     import torch
 
-    from training import evaluate
+    from evaluation import players as evaluate
 
     threads = torch.get_num_threads()
     try:
         torch.set_num_threads(2)
-        evaluate._player(evaluate.PlayerSpec.parse("greedy"), Rules())
+        evaluate.player_for(evaluate.PlayerSpec.parse("greedy"), Rules())
         assert torch.get_num_threads() == 2  # rule players leave torch alone
-        evaluate._player(evaluate.PlayerSpec.parse("pretrained"), Rules())
+        evaluate.player_for(evaluate.PlayerSpec.parse("pretrained"), Rules())
         assert torch.get_num_threads() == 1
     finally:
         torch.set_num_threads(threads)
 
 
 def test_cli_takes_rule_options(tmp_path, monkeypatch, capsys) -> None:
-    from training import evaluate as harness
+    from cli import eval as harness
 
     used: list[Rules] = []
     real = harness.evaluate
@@ -236,7 +232,7 @@ def test_every_baseline_plays_the_variants(rules: Rules) -> None:
 
 
 def test_an_interrupted_evaluation_continues_from_its_journal(tmp_path, monkeypatch) -> None:
-    from training import evaluate as harness
+    from evaluation import harness
 
     journal = tmp_path / "journal.jsonl"
     full, _, _ = harness.evaluate(["greedy", "random"], deals=6, chunk=2, journal=journal)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from cli.play import QuitGame, _actions_for, ask_move, play_match
 from scopa_env.cards import parse_card, parse_cards
 from scopa_env.rules import Rules
 from scopa_env.scopa_v0 import raw_env
-from training.play import QuitGame, _actions_for, ask_move, play_match
 
 
 def first_legal(observation: dict) -> int:
@@ -93,7 +93,8 @@ def test_a_whole_match_against_an_agent(monkeypatch):
 
 
 def test_rules_presets_and_options_reach_the_game(monkeypatch, capsys):
-    from training import cli, play
+    from cli import main as cli
+    from cli import play
 
     seen = {}
 
@@ -110,7 +111,7 @@ def test_rules_presets_and_options_reach_the_game(monkeypatch, capsys):
 
 
 def test_bad_rule_options_are_clear_errors(capsys):
-    from training import cli
+    from cli import main as cli
 
     with pytest.raises(SystemExit) as exit_info:
         cli.main(["play", "--rule", "colour=red"])

@@ -21,13 +21,14 @@ from pettingzoo.test import api_test, render_test, seed_test
 import scopa_env
 from agents import make_agent
 from agents.determinize import Determinizer, InfoState
+from cli import main as cli
+from evaluation.harness import duplicate_deck, evaluate
+from evaluation.report import markdown_report
 from scopa_env import render, scopone_observation, scopone_v0
 from scopa_env.cards import card_name, mask_of, parse_card, parse_cards
 from scopa_env.rules import PRESETS, Rules
 from scopa_env.scopone_observation import OBS_SIZE, OBS_SLICES, plane
 from scopa_env.scopone_v0 import PICK_OFFSET, IllegalActionError
-from training import cli
-from training.evaluate import duplicate_deck, evaluate, markdown_report
 
 # PettingZoo's bombardment_test, repaired for dict observations (see test_scopa_v0).
 _scopa_tests = importlib.import_module("test_scopa_v0")

@@ -273,7 +273,7 @@ def test_same_seed_and_config_reproduce_the_run(tmp_path: Path) -> None:
 def test_cli_rejects_a_bad_config_before_training(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from training import cli
+    from cli import main as cli
 
     path = tmp_path / "bad.yaml"
     path.write_text("name: bad\nppo:\n  n_epoch: 3\n")
@@ -285,7 +285,7 @@ def test_cli_rejects_a_bad_config_before_training(
 def test_cli_refuses_to_train_into_an_existing_run_folder(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from training import cli
+    from cli import main as cli
 
     run_dir = tmp_path / "r"
     run_dir.mkdir()
@@ -347,8 +347,8 @@ def test_tiny_run_on_a_variant_uses_its_rules_everywhere(tmp_path: Path, monkeyp
     """Warm start teacher, pool baselines, training engine and evaluations: all on the config's
     rules (a preset with an option), never the default game."""
     from agents.base import RuleAgent
+    from evaluation import harness
     from scopa_env.batched import BatchedScopa
-    from training import evaluate as harness
     from training.train import train
 
     seen: list[tuple[str, Rules]] = []

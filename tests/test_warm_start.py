@@ -11,8 +11,8 @@ import torch
 from gymnasium import spaces
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
+from agents.card_policy import CardPolicy
 from scopa_env import scopa_v0
-from training.card_policy import CardPolicy
 from training.warm_start import Decisions, behaviour_clone, search_regret, soft_targets
 
 

@@ -49,7 +49,7 @@ class _Section(BaseModel):
 class PPOConfig(_Section):
     """MaskablePPO's hyperparameters (sb3-contrib names) and the network."""
 
-    #: ``card``: ``training.card_policy.CardPolicy``, weights shared across the 40 cards (much
+    #: ``card``: ``agents.card_policy.CardPolicy``, weights shared across the 40 cards (much
     #: more sample-efficient); ``mlp``: SB3's MLP with ``net_arch`` hidden layers.
     policy: Literal["card", "mlp"] = "card"
     #: ``card`` policy widths: per-card features and the global summary.

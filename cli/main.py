@@ -28,11 +28,11 @@ class Command(NamedTuple):
 
 
 COMMANDS: dict[str, Command] = {
-    "demo": Command("training.demo", "play one match between two baseline players"),
-    "play": Command("training.play", "play a match against an agent in the terminal"),
-    "eval": Command("training.evaluate", "evaluate agents against each other"),
-    "train": Command("training.train", "train an agent from a config"),
-    "bench": Command("training.bench", "benchmark the engine against OpenSpiel"),
+    "demo": Command("cli.demo", "play one match between two baseline players"),
+    "play": Command("cli.play", "play a match against an agent in the terminal"),
+    "eval": Command("cli.eval", "evaluate agents against each other"),
+    "train": Command("cli.train", "train an agent from a config"),
+    "bench": Command("cli.bench", "benchmark the engine against OpenSpiel"),
 }
 
 

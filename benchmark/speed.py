@@ -1,4 +1,4 @@
-"""``scopa bench``: decisions per second of every Scopa engine beside reference engines, one run.
+"""Decisions per second of every Scopa engine beside reference engines, one run.
 
 Three comparisons, each measured in the same process, interleaved repeat by repeat so that the
 machine's load affects peers alike, and reported as best and median of the repeats:
@@ -34,8 +34,6 @@ Results go to ``--out`` (default ``runs/bench/``) as ``bench.json`` and ``bench.
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import platform
 import random
@@ -44,32 +42,17 @@ import time
 import tracemalloc
 from collections.abc import Callable
 from datetime import UTC, datetime
-from importlib.metadata import PackageNotFoundError, version
-from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from evaluation.records import library_versions
 
 BATCH_SIZES = (1, 4, 16, 64, 256, 1024, 2048, 4096, 8192, 16384)
 QUICK_BATCH_SIZES = (1, 64, 1024, 4096, 16384)
 #: A benchmark: given a time budget in seconds, run and return ``(decisions, seconds)``.
 Runner = Callable[[float], tuple[int, float]]
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--quick", action="store_true", help="a short run (about 30 s)")
-    parser.add_argument("--out", type=Path, default=Path("runs/bench"), help="output folder")
-    parser.add_argument("--repeats", type=int, default=None, help="repeats (default 5; quick 2)")
-    parser.add_argument(
-        "--seconds", type=float, default=None, help="seconds per measurement (default 2; quick 0.3)"
-    )
-    parser.add_argument(
-        "--batch-sizes", type=lambda s: tuple(int(x) for x in s.split(",")), default=None,
-        help=f"comma-separated batch sizes (default {','.join(map(str, BATCH_SIZES))})",
-    )  # fmt: skip
-    parser.add_argument("--rules", default="scopa", help="rules preset for our engines")
-    parser.add_argument("--no-pin", action="store_true", help="do not pin to one CPU core")
-    parser.add_argument("--seed", type=int, default=0)
+BENCH_LIBRARIES = ("scopa-env", "numpy", "pettingzoo", "open-spiel", "gymnasium")
 
 
 # Benchmarks -----------------------------------------------------------------------------------
@@ -348,21 +331,11 @@ def _pin_one_core() -> int | None:
     return cpu
 
 
-def _versions() -> dict[str, str]:
-    found = {}
-    for name in ("scopa-env", "numpy", "pettingzoo", "open-spiel", "gymnasium"):
-        try:
-            found[name] = version(name)
-        except PackageNotFoundError:
-            found[name] = "not installed"
-    return found
-
-
 def _fmt(rate: float) -> str:
     return f"{rate:,.0f}"
 
 
-def _markdown(result: dict[str, Any]) -> str:
+def markdown(result: dict[str, Any]) -> str:
     m = result["measurements"]
     best_n = result["best_batch_size"]
     lines = [
@@ -415,36 +388,40 @@ def _markdown(result: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def run(args: argparse.Namespace) -> int:
+def benchmark(
+    rules: str = "scopa",
+    seed: int = 0,
+    repeats: int = 5,
+    seconds: float = 2.0,
+    sizes: tuple[int, ...] = BATCH_SIZES,
+    pin: bool = True,
+) -> dict[str, Any]:
+    """Measure every case, interleaved repeat by repeat; the result as ``bench.json`` holds it."""
     import pettingzoo
     from pettingzoo.classic import connect_four_v3
 
     from scopa_env import scopa_v0
 
-    repeats = args.repeats or (2 if args.quick else 5)
-    seconds = args.seconds or (0.3 if args.quick else 2.0)
-    sizes = args.batch_sizes or (QUICK_BATCH_SIZES if args.quick else BATCH_SIZES)
-    cpu = None if args.no_pin else _pin_one_core()
-    seed = args.seed
+    cpu = _pin_one_core() if pin else None
     started = datetime.now(UTC).isoformat(timespec="seconds")
 
     cases: dict[str, Runner] = {
         "openspiel crazy_eights": openspiel_playouts(seed),
-        "engine legal_moves+play": engine_playouts(args.rules, seed),
-        "engine legal_mask_moves+play_unchecked": engine_playouts(args.rules, seed, fast=True),
+        "engine legal_moves+play": engine_playouts(rules, seed),
+        "engine legal_mask_moves+play_unchecked": engine_playouts(rules, seed, fast=True),
         "pettingzoo connect_four_v3 (AEC)": aec_loop(
             lambda: pettingzoo.make("aec", "classic/connect_four-v3"), seed
         ),
-        "scopa_v0 (AEC)": aec_loop(lambda: scopa_v0.env(rules=args.rules), seed),
+        "scopa_v0 (AEC)": aec_loop(lambda: scopa_v0.env(rules=rules), seed),
         "null env under the same wrappers (AEC)": aec_loop(null_aec_env, seed),
         "pettingzoo connect_four_v3 raw_env (AEC)": aec_loop(connect_four_v3.raw_env, seed),
-        "scopa_v0 raw_env (AEC)": aec_loop(lambda: scopa_v0.raw_env(rules=args.rules), seed),
+        "scopa_v0 raw_env (AEC)": aec_loop(lambda: scopa_v0.raw_env(rules=rules), seed),
     }
     for n in sizes:
-        cases[f"batched N={n}"] = batched_steps(n, args.rules, seed)
+        cases[f"batched N={n}"] = batched_steps(n, rules, seed)
     vector_n = max(s for s in sizes if s <= 4096)
     cases[f"ScopaVectorEnv N={vector_n} (learner+opponent)"] = vector_env_steps(
-        vector_n, args.rules, seed
+        vector_n, rules, seed
     )
     print(f"scopa bench: {len(cases)} cases x {repeats} repeats x {seconds} s, CPU {cpu}")
     load_before = os.getloadavg()
@@ -486,17 +463,17 @@ def run(args: argparse.Namespace) -> int:
         ),
         f"batched (N={best_n}) / OpenSpiel crazy_eights": ratio(batched, openspiel, 10.0),
     }
-    memory = [batched_memory(n, args.rules, seed) for n in sorted({min(sizes), best_n, max(sizes)})]
+    memory = [batched_memory(n, rules, seed) for n in sorted({min(sizes), best_n, max(sizes)})]
     result = {
         "started": started,
         "machine": f"{platform.machine()} {os.cpu_count()} CPUs",
         "python": platform.python_version(),
-        "versions": _versions(),
+        "versions": library_versions(BENCH_LIBRARIES),
         "pinned_cpu": cpu,
         "load_average_1min": [round(load_before[0], 2), round(load_after[0], 2)],
         "repeats": repeats,
         "seconds": seconds,
-        "rules": args.rules,
+        "rules": rules,
         "measurements": measurements,
         "ratios": ratios,
         "best_batch_size": best_n,
@@ -505,10 +482,4 @@ def run(args: argparse.Namespace) -> int:
         },
         "memory": memory,
     }
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "bench.json").write_text(json.dumps(result, indent=2) + "\n")
-    text = _markdown(result)
-    (args.out / "bench.md").write_text(text)
-    print(text)
-    print(f"wrote {args.out / 'bench.json'} and {args.out / 'bench.md'}")
-    return 0
+    return result

@@ -7,8 +7,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from cli.rules_args import add_rules_arguments, rules_from_args
 from scopa_env.engine import Deal, Match, Move
-from training.rules_args import add_rules_arguments, rules_from_args
 
 Player = Callable[[Deal, np.random.Generator], Move]
 

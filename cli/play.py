@@ -11,11 +11,12 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
+from cli.rules_args import add_rules_arguments, rules_from_args
 from scopa_env.cards import card_name, parse_cards
 from scopa_env.engine import Move
 from scopa_env.render import describe_play
+from scopa_env.rules import describe_rules
 from scopa_env.scopa_v0 import AGENTS, PICK_OFFSET, raw_env
-from training.rules_args import add_rules_arguments, describe_rules, rules_from_args
 
 QUIT_WORDS = {"q", "quit", "exit"}
 OPPONENTS = ("random", "greedy", "heuristic", "ismcts", "pretrained")

@@ -85,22 +85,3 @@ def rules_from_args(args: argparse.Namespace) -> Rules:
             )
         options["target"] = args.target
     return Rules.from_dict({**PRESETS[args.rules], **options})
-
-
-def describe_rules(rules: Rules) -> str:
-    """The nearest preset and what differs from it, as ``--rule`` writes it.
-
-    For example ``napola (target 21, last_play_scopa=true)``; the target is always given.
-    """
-    fields = [name for name in _FIELDS if name != "target"]
-    best_name, best_diff = "scopa", fields
-    for name in PRESETS:
-        preset = Rules.preset(name)
-        diff = [f for f in fields if getattr(rules, f) != getattr(preset, f)]
-        if len(diff) < len(best_diff):
-            best_name, best_diff = name, diff
-    parts = [f"target {rules.target}"]
-    for field in best_diff:
-        value = getattr(rules, field)
-        parts.append(f"{field}={'none' if value is None else str(value).lower()}")
-    return f"{best_name} ({', '.join(parts)})"

@@ -1,0 +1,1 @@
+"""Speed benchmarks of the engine and environments against peers measured in the same run."""

@@ -1,0 +1,110 @@
+"""``scopa eval``: head-to-head and round-robin evaluation of players on duplicate deals.
+
+The harness (``evaluation.harness``) documents what is played and reported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+import time
+from pathlib import Path
+
+from cli.rules_args import add_rules_arguments, rules_from_args
+from evaluation.harness import JOURNAL, evaluate
+from evaluation.report import write_outputs
+from scopa_env.engine import DEAL_KINDS
+from scopa_env.rules import describe_rules
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "players",
+        nargs="+",
+        metavar="PLAYER",
+        help="two players (head-to-head) or more (round-robin): random, greedy, heuristic, "
+        "ismcts, pretrained or a checkpoint path, optionally with options as "
+        "name:key=value,... (e.g. ismcts:iterations=400)",
+    )
+    parser.add_argument(
+        "--deals",
+        type=int,
+        default=200,
+        help="duplicate deal pairs per pairing; each deck is played twice (default: 200)",
+    )
+    parser.add_argument(
+        "--matches", type=int, default=0, help="duplicate match pairs per pairing (default: 0)"
+    )
+    add_rules_arguments(parser)
+    parser.add_argument(
+        "--game",
+        default="scopa",
+        choices=sorted(DEAL_KINDS),
+        help="scopa (two players, default), or scopone / scopone_scientifico: four players, "
+        "each player in a partnership with a copy of itself",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of decks and players")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help=f"worker processes (default: 1; this machine has {os.cpu_count()})",
+    )
+    parser.add_argument(
+        "--chunk",
+        type=int,
+        default=20,
+        help="duplicate deal pairs per task handed to a worker (default: 20)",
+    )
+    parser.add_argument(
+        "--out", type=Path, default=Path("runs/eval"), help="output folder (default: runs/eval)"
+    )
+    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.deals < 0 or args.matches < 0 or args.deals + args.matches == 0:
+        raise SystemExit("scopa eval: --deals and --matches must be >= 0, and not both 0")
+    try:
+        rules = rules_from_args(args)
+    except ValueError as error:
+        raise SystemExit(f"scopa eval: {error}") from None
+    start = time.perf_counter()
+    if (args.out / JOURNAL).is_file():
+        print(f"scopa eval: continuing from {args.out / JOURNAL}", file=sys.stderr)
+    try:
+        records, summaries, elo_rows = evaluate(
+            args.players,
+            deals=args.deals,
+            matches=args.matches,
+            rules=rules,
+            seed=args.seed,
+            workers=args.workers,
+            progress=not args.no_progress,
+            chunk=args.chunk,
+            game=args.game,
+            journal=args.out / JOURNAL,
+        )
+    except ValueError as error:
+        raise SystemExit(f"scopa eval: {error}") from None
+    header = {
+        "command": "scopa eval " + " ".join(shlex.quote(a) for a in sys.argv[2:])
+        if len(sys.argv) > 1 and sys.argv[1] == "eval"
+        else "scopa eval",
+        "game": args.game,
+        "rules": describe_rules(rules),
+        "seed": args.seed,
+        "duplicate deal pairs per pairing": args.deals,
+        "duplicate match pairs per pairing": args.matches,
+        "wall time": f"{time.perf_counter() - start:.0f} s with {args.workers} worker(s)",
+    }
+    report = write_outputs(args.out, records, summaries, elo_rows, header)
+    (args.out / JOURNAL).unlink()
+    print(report, end="")
+    print(
+        f"wrote {args.out}/games.csv, summary.csv, report.md, report.png"
+        + (", elo.csv" if elo_rows else "")
+    )
+    return 0

@@ -1,0 +1,53 @@
+"""``scopa train``: train an agent from a config (``training.train`` documents the run)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from training.config import ConfigError, dump_config, load_config
+from training.train import train
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", type=Path, help="YAML config (see configs/)")
+    parser.add_argument(
+        "overrides", nargs="*", metavar="KEY=VALUE", help="config overrides, e.g. ppo.n_epochs=2"
+    )
+    parser.add_argument(
+        "--resume", type=Path, metavar="RUN_DIR", help="continue a run from its last checkpoint"
+    )
+    parser.add_argument("--run-dir", type=Path, help="run folder (default: runs/NAME-TIMESTAMP)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        if args.resume is not None:
+            if args.config is not None:
+                raise ConfigError("--resume uses the run's own config.yaml; drop --config")
+            config = load_config(args.resume / "config.yaml", args.overrides)
+            if args.overrides:  # e.g. a longer total_timesteps: the run folder keeps the truth
+                (args.resume / "config.yaml").write_text(dump_config(config))
+        else:
+            if args.config is None:
+                raise ConfigError("give --config configs/NAME.yaml (or --resume RUN_DIR)")
+            config = load_config(args.config, args.overrides)
+            if args.run_dir is not None and args.run_dir.exists():
+                raise ConfigError(
+                    f"run folder {args.run_dir} already exists; continue it with --resume "
+                    f"{args.run_dir} or choose another --run-dir"
+                )
+    except ConfigError as error:
+        print(f"scopa train: {error}", file=sys.stderr)
+        return 2
+    result = train(
+        config,
+        run_dir=args.resume or args.run_dir,
+        resume=args.resume is not None,
+        progress=not args.no_progress,
+    )
+    print(result.table)
+    print(f"run folder: {result.run_dir}")
+    return 0

@@ -1,0 +1,1 @@
+"""The evaluation harness: duplicate deals between players, their statistics and reports."""

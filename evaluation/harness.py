@@ -1,0 +1,327 @@
+"""``scopa eval``: head-to-head and round-robin evaluation of players on duplicate deals.
+
+Every deck is played twice with the seats swapped (duplicate deals), so the luck of the cards
+cancels within a pair; the statistics treat each pair as one sample. Decks, the first player and
+every player's own randomness come from ``--seed``, so a run is reproducible whatever the number
+of worker processes. Games are played through ``scopa_v0`` (``episode="deal"`` with the deck in
+the reset options; ``episode="match"`` with the same seed for both matches of a duplicate pair).
+
+``--game scopone`` (or ``scopone_scientifico``) plays four-player Scopone through ``scopone_v0``
+instead: A and B are partnerships, two copies of each player sitting alternately (A in seats 0
+and 2, then, with the same deck, in seats 1 and 3), and every result below is the partnership's.
+
+Reported per pairing (player A against player B):
+
+- points per deal: A's points minus B's in a deal, averaged; the 95% confidence interval is a
+  normal-approximation interval on the per-pair means (each pair: the mean of its two deals);
+- deal wins, draws and losses of A (by points in the deal);
+- match win rate of A to the target, on duplicate matches, with the same kind of interval;
+- CPU milliseconds per move (card played) of each player, capture picks included;
+- for a round-robin, Elo ratings: a maximum-likelihood Bradley-Terry fit to all deal results
+  (a draw counts half a win to each), on the Elo scale (400 points = 10:1 odds), centred on a
+  mean of 1500, with 95% intervals from the fit's Fisher information.
+
+Outputs in ``--out``: ``games.csv`` (one row per game), ``summary.csv`` (one row per pairing),
+``elo.csv`` (round-robin), ``report.md`` (Markdown tables) and ``report.png`` (a plot). While
+it runs, ``journal.jsonl`` there keeps every finished task's games: stopped, the same command
+continues where it was (the decks and seeds are fixed, so the results are the same).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import asdict, dataclass
+from itertools import combinations
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from evaluation.players import PlayerSpec, player_for
+from evaluation.records import GameRecord
+from evaluation.stats import PairingSummary, elo_table, summarise
+from scopa_env import scopa_v0, scopone_v0
+from scopa_env.cards import NUM_CARDS
+from scopa_env.engine import DEAL_KINDS, needs_redeal
+from scopa_env.rules import Rules, resolve_rules
+
+#: The journal of finished games that ``scopa eval`` keeps in its output folder while it runs.
+JOURNAL = "journal.jsonl"
+
+
+def duplicate_deck(
+    seed: int, pair: int, rules: Rules, game: str = "scopa"
+) -> tuple[list[int], int]:
+    """The deck and first player of duplicate pair ``pair``: the same for every pairing.
+
+    A deck whose table would be void (``needs_redeal``) is shuffled again, as for a random deal.
+    """
+    kind = DEAL_KINDS[game]
+    rng = np.random.default_rng([seed, pair])
+    while True:
+        deck = rng.permutation(NUM_CARDS).tolist()
+        if not needs_redeal(kind.table_of(deck), rules):
+            return deck, pair % kind.players
+
+
+def _game_seeds(
+    seed: int, kind: int, pairing: int, pair: int, replica: int, seats: int = 2
+) -> list[int]:
+    """Seeds of the seats' players for one game, independent of how work is split."""
+    return [
+        int(s)
+        for s in np.random.SeedSequence([seed, kind, pairing, pair, replica]).generate_state(seats)
+    ]
+
+
+def play_game(
+    env: Any,
+    players: Sequence[Any],
+    seeds: Sequence[int],
+    options: dict[str, Any],
+    env_seed: int | None = None,
+) -> tuple[list[float], list[int]]:
+    """Play one episode of ``env`` (reset with ``options``); player ``i`` takes seat ``i``.
+
+    Returns each seat's CPU seconds spent acting (``time.process_time``: unlike wall time, not
+    inflated by other work on a shared machine) and number of cards played.
+    """
+    from agents import reset_agent
+
+    for player, seed in zip(players, seeds, strict=True):
+        reset_agent(player, seed)
+    env.reset(seed=env_seed, options=options)
+    seconds, plays = [0.0] * len(players), [0] * len(players)
+    index = {agent: i for i, agent in enumerate(env.possible_agents)}
+    while not env.terminations[env.agent_selection]:
+        seat = index[env.agent_selection]
+        observation = env.observe(env.agent_selection)
+        start = time.process_time()
+        action = players[seat].act(observation)
+        seconds[seat] += time.process_time() - start
+        plays[seat] += action < NUM_CARDS
+        env.step(action)
+    return seconds, plays
+
+
+@dataclass(frozen=True)
+class Task:
+    kind: Literal["deal", "match"]
+    pairing: int
+    a: PlayerSpec
+    b: PlayerSpec
+    pairs: tuple[int, int]  # [start, stop)
+    seed: int
+    rules: Rules
+    game: str = "scopa"  # a deal kind: "scopa", "scopone" or "scopone_scientifico"
+
+
+def run_task(task: Task) -> list[GameRecord]:
+    """Play the duplicate pairs ``task.pairs`` of one pairing (in a worker process)."""
+    rules = task.rules
+    players = DEAL_KINDS[task.game].players
+    if players == 2:
+        env = scopa_v0.raw_env(rules=rules, episode=task.kind, reward="points")
+    else:
+        env = scopone_v0.raw_env(rules=rules, deal=task.game, episode=task.kind, reward="points")
+    a, b = player_for(task.a, rules), player_for(task.b, rules)
+    kind_id = 0 if task.kind == "deal" else 1
+    records = []
+    for pair in range(*task.pairs):
+        if task.kind == "deal":
+            deck, first = duplicate_deck(task.seed, pair, rules, task.game)
+            options: dict[str, Any] = {"deck": deck, "first_player": first}
+            env_seed = None
+        else:
+            first = pair % players
+            options = {"first_player": first}
+            env_seed = int(np.random.SeedSequence([task.seed, 2, pair]).generate_state(1)[0])
+        for replica in (0, 1):
+            sides = (a, b) if replica == 0 else (b, a)
+            seats = [sides[seat % 2] for seat in range(players)]  # partners sit alternately
+            seeds = _game_seeds(task.seed, kind_id, task.pairing, pair, replica, players)
+            seconds, plays = play_game(env, seats, seeds, options, env_seed)
+            seat_a = replica  # A's side: its seat, or its partnership in Scopone
+            scores = env.match.scores
+            record = GameRecord(
+                kind=task.kind,
+                pairing=task.pairing,
+                player_a=task.a.label,
+                player_b=task.b.label,
+                pair=pair,
+                replica=replica,
+                first_player=first,
+                points_a=scores[seat_a],
+                points_b=scores[1 - seat_a],
+                deals=env.match.deals_played,
+                cpu_seconds_a=sum(seconds[seat_a::2]),
+                cpu_seconds_b=sum(seconds[1 - seat_a :: 2]),
+                plays_a=sum(plays[seat_a::2]),
+                plays_b=sum(plays[1 - seat_a :: 2]),
+            )
+            if task.kind == "deal":
+                breakdown = env.deal.score()
+                record.categories_a = _categories(breakdown[seat_a].to_dict())
+                record.categories_b = _categories(breakdown[1 - seat_a].to_dict())
+            records.append(record)
+    return records
+
+
+def _categories(points: dict[str, int]) -> str:
+    return " ".join(f"{k}={v}" for k, v in points.items() if k != "total")
+
+
+def make_tasks(
+    specs: Sequence[PlayerSpec],
+    deals: int,
+    matches: int,
+    seed: int,
+    rules: Rules,
+    chunk: int,
+    game: str = "scopa",
+) -> list[Task]:
+    """Split every pairing's duplicate deals and matches into tasks of ``chunk`` pairs."""
+    tasks = []
+    for pairing, (a, b) in enumerate(combinations(specs, 2)):
+        kinds: tuple[tuple[Literal["deal", "match"], int], ...] = (
+            ("deal", deals),
+            ("match", matches),
+        )
+        for kind, count in kinds:
+            size = chunk if kind == "deal" else max(1, chunk // 8)
+            for start in range(0, count, size):
+                tasks.append(
+                    Task(kind, pairing, a, b, (start, min(count, start + size)), seed, rules, game)
+                )
+    return tasks
+
+
+class Journal:
+    """Finished tasks' records, one JSON line per task, so a long evaluation survives a stop.
+
+    The first line identifies the evaluation (players, counts, seed, rules, chunk, game); run
+    the same evaluation again and the tasks already played are read back instead of replayed.
+    A journal of another evaluation is a clear error rather than a silent mix of results.
+    """
+
+    def __init__(self, path: Path, identity: dict[str, Any]) -> None:
+        self.path = path
+        self.done: dict[tuple[Any, ...], list[GameRecord]] = {}
+        if path.is_file():
+            lines = path.read_text().splitlines()
+            found = json.loads(lines[0]) if lines else None
+            if found != identity:
+                raise ValueError(
+                    f"{path} holds another evaluation ({found}); this one is {identity}. "
+                    "Choose another --out or delete the file."
+                )
+            for line in lines[1:]:
+                try:
+                    entry = json.loads(line)
+                except json.JSONDecodeError:  # a line cut short by the stop
+                    continue
+                self.done[tuple(entry["task"])] = [GameRecord(**r) for r in entry["records"]]
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(identity) + "\n")
+
+    @staticmethod
+    def key(task: Task) -> tuple[Any, ...]:
+        return (task.pairing, task.kind, *task.pairs)
+
+    def write(self, task: Task, records: list[GameRecord]) -> None:
+        entry = {"task": list(self.key(task)), "records": [asdict(r) for r in records]}
+        with self.path.open("a") as file:
+            file.write(json.dumps(entry) + "\n")
+
+
+def run_tasks(
+    tasks: Sequence[Task], workers: int, progress: bool = True, journal: Journal | None = None
+) -> list[GameRecord]:
+    """Run tasks in ``workers`` processes (1: in this process) with a progress bar.
+
+    With a ``journal``, tasks it holds are not played again and each finished task is added.
+    """
+    from tqdm import tqdm
+
+    results = [
+        journal.done[Journal.key(t)] for t in tasks if journal and Journal.key(t) in journal.done
+    ]
+    todo = [t for t in tasks if not journal or Journal.key(t) not in journal.done]
+    games = sum(2 * (t.pairs[1] - t.pairs[0]) for t in tasks)
+    bar = tqdm(total=games, unit="game", disable=not progress, dynamic_ncols=True)
+    bar.update(sum(len(r) for r in results))
+
+    def finished(task: Task, records: list[GameRecord]) -> None:
+        results.append(records)
+        if journal is not None:
+            journal.write(task, records)
+        bar.update(len(records))
+
+    try:
+        if workers <= 1:
+            for task in todo:
+                finished(task, run_task(task))
+        else:
+            with ProcessPoolExecutor(max_workers=workers) as pool:
+                futures = {pool.submit(run_task, task): task for task in todo}
+                for future in as_completed(futures):
+                    finished(futures[future], future.result())
+    finally:
+        bar.close()
+    records = [r for chunk in results for r in chunk]
+    records.sort(key=lambda r: (r.pairing, r.kind, r.pair, r.replica))
+    return records
+
+
+def evaluate(
+    players: Sequence[str],
+    deals: int = 200,
+    matches: int = 0,
+    rules: Rules | str | None = None,
+    seed: int = 0,
+    workers: int = 1,
+    progress: bool = False,
+    chunk: int = 20,
+    game: str = "scopa",
+    journal: Path | None = None,
+) -> tuple[list[GameRecord], list[PairingSummary], list[dict[str, Any]]]:
+    """Play every pairing of ``players`` on duplicate deals (and matches) and summarise.
+
+    ``game`` is ``"scopa"``, or ``"scopone"``/``"scopone_scientifico"`` for partnerships of
+    two copies of each player. ``journal`` is a file that keeps finished games (see
+    ``Journal``), so an interrupted evaluation continues where it stopped. Returns the game
+    records, one summary per pairing and, for three or more players, the Elo table (else an
+    empty list).
+    """
+    if game not in DEAL_KINDS:
+        raise ValueError(f"unknown game {game!r}; choose one of {sorted(DEAL_KINDS)}")
+    rules = resolve_rules(rules)
+    specs = [PlayerSpec.parse(p) for p in players]
+    if len(specs) < 2 or len({s.label for s in specs}) != len(specs):
+        raise ValueError(f"need at least two different players, got {list(players)}")
+    tasks = make_tasks(specs, deals, matches, seed, rules, chunk, game)
+    log = None
+    if journal is not None:
+        identity = {
+            "players": [s.label for s in specs],
+            "deals": deals,
+            "matches": matches,
+            "seed": seed,
+            "rules": rules.to_dict(),
+            "chunk": chunk,
+            "game": game,
+        }
+        log = Journal(journal, identity)
+    records = run_tasks(tasks, workers, progress, log)
+    summaries = []
+    for pairing, (a, b) in enumerate(combinations(specs, 2)):
+        games = [r for r in records if r.pairing == pairing]
+        summaries.append(summarise(games, a.label, b.label))
+    elo_rows: list[dict[str, Any]] = []
+    if len(specs) > 2:
+        elo_rows = elo_table([s.label for s in specs], records)
+    return records, summaries, elo_rows

@@ -1,0 +1,142 @@
+"""The report of an evaluation: CSV files, Markdown tables and a plot."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from evaluation.records import GameRecord, write_csv
+from evaluation.stats import ELO_MEAN, PairingSummary
+
+
+def _fmt(value: float, ci: float | None = None, digits: int = 3, sign: bool = True) -> str:
+    if value is None or math.isnan(value):
+        return "-"
+    text = f"{value:+.{digits}f}" if sign else f"{value:.{digits}f}"
+    if ci is not None and not math.isnan(ci):
+        text += f" ± {ci:.{digits}f}"
+    return text
+
+
+def markdown_report(
+    summaries: Sequence[PairingSummary],
+    elo_rows: Sequence[dict[str, Any]],
+    header: dict[str, Any],
+) -> str:
+    lines = ["# Evaluation", ""]
+    lines += [f"- {key}: `{value}`" for key, value in header.items()]
+    lines += [
+        "",
+        "Points per deal: A's points minus B's, mean over duplicate deals ± 95% CI (normal "
+        "approximation on per-pair means). W/D/L: A's deals won, drawn and lost. Match win "
+        "rate: A's share of duplicate matches won ± 95% CI."
+        + (
+            " In Scopone A and B are partnerships of two copies of each player (A in seats 0 "
+            "and 2, then with the same deck in seats 1 and 3); results are the partnership's."
+            if header.get("game", "scopa") != "scopa"
+            else ""
+        ),
+        "",
+        "| A | B | deal pairs | points/deal (A-B) | A pts | B pts | W / D / L "
+        "| match pairs | A match win rate | deals/match | A CPU ms/move | B CPU ms/move |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for s in summaries:
+        lines.append(
+            f"| {s.player_a} | {s.player_b} | {s.deal_pairs} "
+            f"| {_fmt(s.points_per_deal, s.points_per_deal_ci)} "
+            f"| {_fmt(s.points_a, digits=2, sign=False)} "
+            f"| {_fmt(s.points_b, digits=2, sign=False)} "
+            f"| {s.deal_wins} / {s.deal_draws} / {s.deal_losses} | {s.match_pairs} "
+            f"| {_fmt(s.match_win_rate, s.match_win_rate_ci, sign=False)} "
+            f"| {_fmt(s.deals_per_match, digits=1, sign=False)} "
+            f"| {_fmt(s.ms_per_move_a, digits=2, sign=False)} "
+            f"| {_fmt(s.ms_per_move_b, digits=2, sign=False)} |"
+        )
+    if elo_rows:
+        lines += [
+            "",
+            "Elo: maximum-likelihood Bradley-Terry fit to all deal results (a draw is half a "
+            "win), mean 1500, ± 95% CI.",
+            "",
+            "| player | Elo | deals |",
+            "|---|---:|---:|",
+        ]
+        for row in elo_rows:
+            lines.append(
+                f"| {row['player']} | {_fmt(row['elo'], row['elo_ci'], 0, sign=False)} "
+                f"| {row['deals']} |"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def plot_report(
+    summaries: Sequence[PairingSummary], elo_rows: Sequence[dict[str, Any]], path: Path
+) -> None:
+    """Points per deal per pairing with 95% CIs, and the Elo ratings for a round-robin."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    panels = 2 if elo_rows else 1
+    fig, axes = plt.subplots(
+        1, panels, figsize=(6.5 * panels, 1.2 + 0.5 * len(summaries)), squeeze=False
+    )
+    ax = axes[0][0]
+    labels = [f"{s.player_a} vs {s.player_b}" for s in summaries]
+    values = [s.points_per_deal for s in summaries]
+    errors = [0.0 if math.isnan(s.points_per_deal_ci) else s.points_per_deal_ci for s in summaries]
+    y = np.arange(len(summaries))
+    ax.barh(y, values, xerr=errors, color="tab:blue", alpha=0.8, capsize=4)
+    ax.set_yticks(y, labels)
+    ax.invert_yaxis()
+    ax.axvline(0.0, color="black", linewidth=0.8)
+    ax.set_xlabel("points per deal, A - B (95% CI)")
+    ax.set_title("duplicate deals")
+    if elo_rows:
+        ax = axes[0][1]
+        y = np.arange(len(elo_rows))
+        ax.barh(
+            y,
+            [r["elo"] - ELO_MEAN for r in elo_rows],
+            left=ELO_MEAN,
+            xerr=[r["elo_ci"] for r in elo_rows],
+            color="tab:green",
+            alpha=0.8,
+            capsize=4,
+        )
+        ax.set_yticks(y, [r["player"] for r in elo_rows])
+        ax.invert_yaxis()
+        ax.set_xlabel("Elo (Bradley-Terry, 95% CI)")
+        ax.set_title("round-robin")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def write_outputs(
+    out: Path,
+    records: Sequence[GameRecord],
+    summaries: Sequence[PairingSummary],
+    elo_rows: Sequence[dict[str, Any]],
+    header: dict[str, Any],
+) -> str:
+    """Write the CSV files, the Markdown report and the plot; return the Markdown."""
+    out.mkdir(parents=True, exist_ok=True)
+    write_csv(out / "games.csv", [asdict(r) for r in records])
+    rows = []
+    for s in summaries:
+        rows.append(asdict(s))
+    write_csv(out / "summary.csv", rows)
+    if elo_rows:
+        write_csv(out / "elo.csv", list(elo_rows))
+    report = markdown_report(summaries, elo_rows, header)
+    (out / "report.md").write_text(report)
+    plot_report(summaries, elo_rows, out / "report.png")
+    return report

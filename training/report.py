@@ -1,0 +1,147 @@
+"""What a finished run leaves for people: the learning curve, the report and the exported agent."""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from scopa_env.rules import describe_rules
+from training.checkpoints import RunState
+from training.config import TrainConfig
+
+
+def plot_learning_curve(run_dir: Path) -> None:
+    """Points per deal against each evaluation opponent over training, with 95% bands."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    path = run_dir / "evals.csv"
+    fig, ax = plt.subplots(figsize=(7, 4), dpi=110)
+    if path.exists():
+        with path.open() as handle:
+            rows = list(csv.DictReader(handle))
+        for opponent in dict.fromkeys(r["opponent"] for r in rows):
+            mine = [r for r in rows if r["opponent"] == opponent]
+            x = np.array([int(r["timesteps"]) for r in mine])
+            y = np.array([float(r["points_per_deal"]) for r in mine])
+            lo = np.array([float(r["ci_low"]) for r in mine])
+            hi = np.array([float(r["ci_high"]) for r in mine])
+            (line,) = ax.plot(x, y, marker="o", markersize=3, label=f"vs {opponent}")
+            ax.fill_between(x, lo, hi, color=line.get_color(), alpha=0.2)
+    ax.axhline(0.0, color="grey", linewidth=0.8)
+    ax.set_xlabel("environment steps (learner decisions)")
+    ax.set_ylabel("points per deal (duplicate deals)")
+    ax.set_title(f"Learning curve: {run_dir.name}")
+    ax.grid(alpha=0.3)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend()
+    fig.tight_layout()
+    fig.savefig(run_dir / "learning_curve.png")
+    plt.close(fig)
+
+
+def write_report(
+    run_dir: Path,
+    config: TrainConfig,
+    timesteps: int,
+    state: RunState,
+    evaluated: str,
+    final_eval: list[dict[str, Any]],
+    table: str,
+) -> None:
+    meta = json.loads((run_dir / "meta.json").read_text())
+    steps_per_s = state.learn_steps / max(state.learn_s, 1e-9)
+    env_share = state.env_s / max(state.learn_s, 1e-9)
+    opp_share = state.opponent_s / max(state.learn_s, 1e-9)
+    versions = ", ".join(f"{k} {v}" for k, v in meta["versions"].items())
+    best = (
+        f"update {state.best_update} ({state.best_score:+.3f} points per deal vs "
+        f"{config.eval.best_against} in periodic evaluation), `best.zip`"
+        if state.best_score is not None
+        else "none (no periodic evaluation)"
+    )
+    warm = "none (PPO from a random network)"
+    if state.warm_start:
+        warm = (
+            f"behaviour cloning of `{config.warm_start.teacher}` on "
+            f"{int(state.warm_start['samples']):,} decisions, "
+            f"{100 * state.warm_start['accuracy']:.1f}% agreement, "
+            f"{state.warm_start['seconds'] / 60:.1f} min"
+        )
+    warm_s = state.warm_start["seconds"] if state.warm_start else 0.0
+    text = f"""# Training run `{run_dir.name}`
+
+| | |
+| --- | --- |
+| config | `{config.name}` (`config.yaml` beside this report) |
+| seed | {config.seed} |
+| rules | {describe_rules(config.resolved_rules())} |
+| episode / reward | {config.episode} / {config.reward} |
+| environment steps | {timesteps:,} ({state.updates} PPO updates of {config.rollout_size:,} steps) |
+| wall time | {(state.wall_s + state.eval_s) / 60:.1f} min: warm start {warm_s / 60:.1f}, \
+training {state.learn_s / 60:.1f}, \
+periodic evaluation and checkpoints {(state.wall_s - state.learn_s - warm_s) / 60:.1f}, \
+final evaluation {state.eval_s / 60:.1f} |
+| CPU time | {state.cpu_s / 60:.1f} min (the wall time on an otherwise idle CPU) |
+| throughput | {steps_per_s:,.0f} environment steps/s including learning |
+| time in the environment | {100 * env_share:.1f}% (opponent moves {100 * opp_share:.1f}%) |
+| warm start | {warm} |
+| best checkpoint | {best} |
+| final checkpoint | `final.zip` |
+| libraries | {versions} |
+
+## Final evaluation of `{evaluated}` (duplicate deals, seed {config.eval.seed})
+
+{table}
+
+Points per deal are the learner's points minus the opponent's, averaged over every deal of
+each duplicate pair; the interval is a 95% confidence interval over the pairs.
+
+## Learning curve
+
+![learning curve](learning_curve.png)
+"""
+    (run_dir / "report.md").write_text(text)
+
+
+def export_agent(
+    run_dir: Path,
+    checkpoint: Path,
+    dest: Path,
+    config: TrainConfig,
+    timesteps: int,
+    state: RunState,
+) -> None:
+    """Ship a checkpoint as an agent folder: ``model.zip`` plus what produced it and its scores."""
+    dest.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(checkpoint, dest / "model.zip")
+    meta = json.loads((run_dir / "meta.json").read_text())
+    rows = []
+    if (run_dir / "final_eval.csv").exists():
+        with (run_dir / "final_eval.csv").open() as handle:
+            rows = list(csv.DictReader(handle))
+    card = {
+        "checkpoint": "model.zip",
+        "trained_from": run_dir.name,
+        "selected": checkpoint.name,
+        "seed": config.seed,
+        "timesteps": timesteps,
+        "updates": state.updates,
+        "wall_time_min": round((state.wall_s + state.eval_s) / 60, 1),
+        "training_time_min": round(state.learn_s / 60, 1),
+        "steps_per_second": round(state.learn_steps / max(state.learn_s, 1e-9)),
+        "versions": meta["versions"],
+        "config": config.model_dump(mode="json"),
+        "evaluation": rows,
+    }
+    (dest / "model.json").write_text(json.dumps(card, indent=2) + "\n")
+    shutil.copyfile(run_dir / "report.md", dest / "README.md")
+    if (run_dir / "learning_curve.png").exists():
+        shutil.copyfile(run_dir / "learning_curve.png", dest / "learning_curve.png")
