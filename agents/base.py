@@ -14,12 +14,12 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from agents.determinize import InfoState, Move
 from scopa_env.cards import card_name
+from scopa_env.engine import MaskMove
+from scopa_env.info_state import InfoState
 from scopa_env.rules import Rules, resolve_rules
 
 Observation = Mapping[str, np.ndarray]
-NUM_ACTIONS = 80
 
 
 @runtime_checkable
@@ -58,7 +58,7 @@ class RuleAgent:
         if seed is not None:
             self.rng = np.random.default_rng(seed)
 
-    def choose(self, info: InfoState, moves: list[Move]) -> Move:
+    def choose(self, info: InfoState, moves: list[MaskMove]) -> MaskMove:
         raise NotImplementedError
 
     def act(self, observation: Observation) -> int:

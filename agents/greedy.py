@@ -16,11 +16,13 @@ from functools import cached_property
 import numpy as np
 
 from agents.base import RuleAgent
-from agents.determinize import InfoState, Move, plane_masks
 from agents.values import CardValues
+from scopa_env.actions import PICK_OFFSET
 from scopa_env.captures import is_ace_sweep
 from scopa_env.cards import ACES_MASK, CAPTURE_VALUE, NUM_CARDS
-from scopa_env.observation import HAND_SCALE, OBS_SIZE, PLANES, STOCK_SCALE, plane
+from scopa_env.engine import MaskMove
+from scopa_env.info_state import InfoState
+from scopa_env.observation import HAND_SCALE, OBS_SIZE, PLANES, STOCK_SCALE, plane, planes_to_masks
 from scopa_env.rules import Rules
 
 _VALUE = [int(v) for v in CAPTURE_VALUE]
@@ -115,8 +117,8 @@ class MoveValuer:
         return value
 
     def best_move(
-        self, table: int, moves: list[Move], last_play: bool, piles: tuple[int, int] = (0, 0)
-    ) -> Move:
+        self, table: int, moves: list[MaskMove], last_play: bool, piles: tuple[int, int] = (0, 0)
+    ) -> MaskMove:
         """The greedy move: highest value, then highest capture mask, then lowest card.
 
         ``piles`` (the mover's capture pile, then the opponent's) matter only under napola.
@@ -149,7 +151,7 @@ class GreedyAgent(RuleAgent):
         super().__init__(rules, seed)
         self.valuer = MoveValuer(self.rules, values)
 
-    def choose(self, info: InfoState, moves: list[Move]) -> Move:
+    def choose(self, info: InfoState, moves: list[MaskMove]) -> MaskMove:
         return self.valuer.best_move(info.table, moves, info.is_last_play, info.piles)
 
     # Batched form -------------------------------------------------------------------------
@@ -176,7 +178,7 @@ class GreedyAgent(RuleAgent):
             raise ValueError(f"act_batch reads scopa_v0 observations ({OBS_SIZE} wide); use act")
         n = obs.shape[0]
         capture_value = self._batch_tables["capture_value"]
-        planes = plane_masks(obs).astype(np.int64)
+        planes = planes_to_masks(obs).astype(np.int64)
         card_value, dp_key = self._row_values(planes)
         hand, table = planes[:, _PLANE["hand"]], planes[:, _PLANE["table"]]
         pending, picked = planes[:, _PLANE["pending"]], planes[:, _PLANE["picked"]]
@@ -210,7 +212,7 @@ class GreedyAgent(RuleAgent):
         card = np.where(candidate, key, np.iinfo(np.int64).min).argmax(axis=1)
         remaining = mask[np.arange(n), card] & ~picked
         lowest = np.log2(np.maximum(remaining & -remaining, 1).astype(np.float64))
-        actions = np.where(pending != 0, NUM_CARDS + lowest.astype(np.int64), card)
+        actions = np.where(pending != 0, PICK_OFFSET + lowest.astype(np.int64), card)
         if masks is not None and not np.asarray(masks)[np.arange(n), actions].all():
             raise ValueError("act_batch chose an action the mask forbids: do the rules match?")
         return actions

@@ -19,11 +19,12 @@ from __future__ import annotations
 from math import comb
 
 from agents.base import RuleAgent
-from agents.determinize import InfoState, Move
 from agents.greedy import MoveValuer
 from agents.values import CardValues
 from scopa_env.captures import capture_table
 from scopa_env.cards import CAPTURE_VALUE, cards_of
+from scopa_env.engine import MaskMove
+from scopa_env.info_state import InfoState
 from scopa_env.rules import Rules
 
 _VALUE = [int(v) for v in CAPTURE_VALUE]
@@ -70,7 +71,7 @@ class HeuristicAgent(RuleAgent):
             value += self.values.napola_correction(self.rules, own, other, taken)
         return value
 
-    def choose(self, info: InfoState, moves: list[Move]) -> Move:
+    def choose(self, info: InfoState, moves: list[MaskMove]) -> MaskMove:
         values = self.card_values(info)
         best, best_key = moves[0], None
         for move in moves:
@@ -81,7 +82,7 @@ class HeuristicAgent(RuleAgent):
                 best, best_key = move, key
         return best
 
-    def move_score(self, info: InfoState, move: Move, values: list[int]) -> float:
+    def move_score(self, info: InfoState, move: MaskMove, values: list[int]) -> float:
         """Immediate value of ``move`` minus the opponent's expected best reply to it."""
         card, capture = move
         table = info.table

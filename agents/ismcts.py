@@ -30,11 +30,13 @@ import time
 
 import numpy as np
 
-from agents.base import NUM_ACTIONS, Observation, RuleAgent
-from agents.determinize import Determinizer, InfoState, Move
+from agents.base import Observation, RuleAgent
+from agents.determinize import Determinizer
 from agents.greedy import MoveValuer
 from agents.values import CardValues
-from scopa_env.engine import Deal
+from scopa_env.actions import NUM_ACTIONS
+from scopa_env.engine import Deal, MaskMove
+from scopa_env.info_state import InfoState
 from scopa_env.rules import Rules
 
 DEFAULT_ITERATIONS = 300
@@ -51,7 +53,7 @@ class _Node:
         self.visits = 0
         self.total = 0.0
         self.avail = 1
-        self.children: dict[Move, _Node] = {}
+        self.children: dict[MaskMove, _Node] = {}
 
 
 class ISMCTSAgent(RuleAgent):
@@ -98,7 +100,7 @@ class ISMCTSAgent(RuleAgent):
         self.reward_scale = reward_scale
         self.valuer = MoveValuer(self.rules, values)
         self._random = random.Random(int(self.rng.integers(2**63)))
-        self._plans: dict[tuple[int, int, int, int], Move] = {}
+        self._plans: dict[tuple[int, int, int, int], MaskMove] = {}
         self.last_iterations = 0
         #: The last search's value of each action (mean point difference per deal; NaN where
         #: not searched), or ``None`` before any search.
@@ -133,7 +135,7 @@ class ISMCTSAgent(RuleAgent):
             actions[i], values[i] = self.act_with_values({"observation": obs, "action_mask": mask})
         return actions, values
 
-    def choose(self, info: InfoState, moves: list[Move]) -> Move:
+    def choose(self, info: InfoState, moves: list[MaskMove]) -> MaskMove:
         # The picks that finish a capture follow the move searched when its card was played;
         # plans are kept per position, so one player can serve a batch of games.
         key = (info.full_hand, info.table, info.piles[0], info.piles[1])
@@ -147,7 +149,7 @@ class ISMCTSAgent(RuleAgent):
             del self._plans[next(iter(self._plans))]
         return move
 
-    def search(self, info: InfoState, root_moves: list[Move]) -> Move:
+    def search(self, info: InfoState, root_moves: list[MaskMove]) -> MaskMove:
         """The best of ``root_moves`` after the iteration budget (or the time limit)."""
         determinizer = Determinizer(info, self.rules)
         k = len(root_moves)

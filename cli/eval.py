@@ -15,8 +15,8 @@ from pathlib import Path
 from cli.rules_args import add_rules_arguments, rules_from_args
 from evaluation.harness import JOURNAL, evaluate
 from evaluation.report import write_outputs
-from scopa_env.engine import DEAL_KINDS
 from scopa_env.rules import describe_rules
+from scopa_env.tables import TABLES
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -39,9 +39,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add_rules_arguments(parser)
     parser.add_argument(
+        "--table",
         "--game",
+        dest="table",
         default="scopa",
-        choices=sorted(DEAL_KINDS),
+        choices=sorted(TABLES),
         help="scopa (two players, default), or scopone / scopone_scientifico: four players, "
         "each player in a partnership with a copy of itself",
     )
@@ -84,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
             workers=args.workers,
             progress=not args.no_progress,
             chunk=args.chunk,
-            game=args.game,
+            table=args.table,
             journal=args.out / JOURNAL,
         )
     except ValueError as error:
@@ -93,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
         "command": "scopa eval " + " ".join(shlex.quote(a) for a in sys.argv[2:])
         if len(sys.argv) > 1 and sys.argv[1] == "eval"
         else "scopa eval",
-        "game": args.game,
+        "table": args.table,
         "rules": describe_rules(rules),
         "seed": args.seed,
         "duplicate deal pairs per pairing": args.deals,

@@ -6,7 +6,7 @@ every player's own randomness come from ``--seed``, so a run is reproducible wha
 of worker processes. Games are played through ``scopa_v0`` (``episode="deal"`` with the deck in
 the reset options; ``episode="match"`` with the same seed for both matches of a duplicate pair).
 
-``--game scopone`` (or ``scopone_scientifico``) plays four-player Scopone through ``scopone_v0``
+``--table scopone`` (or ``scopone_scientifico``) plays four-player Scopone through ``scopone_v0``
 instead: A and B are partnerships, two copies of each player sitting alternately (A in seats 0
 and 2, then, with the same deck, in seats 1 and 3), and every result below is the partnership's.
 
@@ -43,23 +43,24 @@ import numpy as np
 from evaluation.players import PlayerSpec, player_for
 from evaluation.records import GameRecord
 from evaluation.stats import PairingSummary, elo_table, summarise
-from scopa_env import scopa_v0, scopone_v0
+from scopa_env.environments import make_aec
 from scopa_env.cards import NUM_CARDS
-from scopa_env.engine import DEAL_KINDS, needs_redeal
+from scopa_env.engine import needs_redeal
 from scopa_env.rules import Rules, resolve_rules
+from scopa_env.tables import resolve_table
 
 #: The journal of finished games that ``scopa eval`` keeps in its output folder while it runs.
 JOURNAL = "journal.jsonl"
 
 
 def duplicate_deck(
-    seed: int, pair: int, rules: Rules, game: str = "scopa"
+    seed: int, pair: int, rules: Rules, table: str = "scopa"
 ) -> tuple[list[int], int]:
     """The deck and first player of duplicate pair ``pair``: the same for every pairing.
 
     A deck whose table would be void (``needs_redeal``) is shuffled again, as for a random deal.
     """
-    kind = DEAL_KINDS[game]
+    kind = resolve_table(table)
     rng = np.random.default_rng([seed, pair])
     while True:
         deck = rng.permutation(NUM_CARDS).tolist()
@@ -116,23 +117,21 @@ class Task:
     pairs: tuple[int, int]  # [start, stop)
     seed: int
     rules: Rules
-    game: str = "scopa"  # a deal kind: "scopa", "scopone" or "scopone_scientifico"
+    table: str = "scopa"  # a table name (``scopa_env.tables.TABLES``)
 
 
 def run_task(task: Task) -> list[GameRecord]:
     """Play the duplicate pairs ``task.pairs`` of one pairing (in a worker process)."""
     rules = task.rules
-    players = DEAL_KINDS[task.game].players
-    if players == 2:
-        env = scopa_v0.raw_env(rules=rules, episode=task.kind, reward="points")
-    else:
-        env = scopone_v0.raw_env(rules=rules, deal=task.game, episode=task.kind, reward="points")
+    table = resolve_table(task.table)
+    players = table.players
+    env = make_aec(table, rules=rules, episode=task.kind, reward="points")
     a, b = player_for(task.a, rules), player_for(task.b, rules)
     kind_id = 0 if task.kind == "deal" else 1
     records = []
     for pair in range(*task.pairs):
         if task.kind == "deal":
-            deck, first = duplicate_deck(task.seed, pair, rules, task.game)
+            deck, first = duplicate_deck(task.seed, pair, rules, task.table)
             options: dict[str, Any] = {"deck": deck, "first_player": first}
             env_seed = None
         else:
@@ -141,7 +140,7 @@ def run_task(task: Task) -> list[GameRecord]:
             env_seed = int(np.random.SeedSequence([task.seed, 2, pair]).generate_state(1)[0])
         for replica in (0, 1):
             sides = (a, b) if replica == 0 else (b, a)
-            seats = [sides[seat % 2] for seat in range(players)]  # partners sit alternately
+            seats = [sides[table.side_of(seat)] for seat in range(players)]
             seeds = _game_seeds(task.seed, kind_id, task.pairing, pair, replica, players)
             seconds, plays = play_game(env, seats, seeds, options, env_seed)
             seat_a = replica  # A's side: its seat, or its partnership in Scopone
@@ -181,7 +180,7 @@ def make_tasks(
     seed: int,
     rules: Rules,
     chunk: int,
-    game: str = "scopa",
+    table: str = "scopa",
 ) -> list[Task]:
     """Split every pairing's duplicate deals and matches into tasks of ``chunk`` pairs."""
     tasks = []
@@ -194,7 +193,7 @@ def make_tasks(
             size = chunk if kind == "deal" else max(1, chunk // 8)
             for start in range(0, count, size):
                 tasks.append(
-                    Task(kind, pairing, a, b, (start, min(count, start + size)), seed, rules, game)
+                    Task(kind, pairing, a, b, (start, min(count, start + size)), seed, rules, table)
                 )
     return tasks
 
@@ -202,7 +201,7 @@ def make_tasks(
 class Journal:
     """Finished tasks' records, one JSON line per task, so a long evaluation survives a stop.
 
-    The first line identifies the evaluation (players, counts, seed, rules, chunk, game); run
+    The first line identifies the evaluation (players, counts, seed, rules, chunk, table); run
     the same evaluation again and the tasks already played are read back instead of replayed.
     A journal of another evaluation is a clear error rather than a silent mix of results.
     """
@@ -286,24 +285,23 @@ def evaluate(
     workers: int = 1,
     progress: bool = False,
     chunk: int = 20,
-    game: str = "scopa",
+    table: str = "scopa",
     journal: Path | None = None,
 ) -> tuple[list[GameRecord], list[PairingSummary], list[dict[str, Any]]]:
     """Play every pairing of ``players`` on duplicate deals (and matches) and summarise.
 
-    ``game`` is ``"scopa"``, or ``"scopone"``/``"scopone_scientifico"`` for partnerships of
-    two copies of each player. ``journal`` is a file that keeps finished games (see
+    ``table`` names the table (``scopa_env.tables``); at a table of partnerships each side is
+    copies of one player. ``journal`` is a file that keeps finished games (see
     ``Journal``), so an interrupted evaluation continues where it stopped. Returns the game
     records, one summary per pairing and, for three or more players, the Elo table (else an
     empty list).
     """
-    if game not in DEAL_KINDS:
-        raise ValueError(f"unknown game {game!r}; choose one of {sorted(DEAL_KINDS)}")
+    table = resolve_table(table).name
     rules = resolve_rules(rules)
     specs = [PlayerSpec.parse(p) for p in players]
     if len(specs) < 2 or len({s.label for s in specs}) != len(specs):
         raise ValueError(f"need at least two different players, got {list(players)}")
-    tasks = make_tasks(specs, deals, matches, seed, rules, chunk, game)
+    tasks = make_tasks(specs, deals, matches, seed, rules, chunk, table)
     log = None
     if journal is not None:
         identity = {
@@ -313,7 +311,7 @@ def evaluate(
             "seed": seed,
             "rules": rules.to_dict(),
             "chunk": chunk,
-            "game": game,
+            "table": table,
         }
         log = Journal(journal, identity)
     records = run_tasks(tasks, workers, progress, log)

@@ -38,7 +38,7 @@ def markdown_report(
         + (
             " In Scopone A and B are partnerships of two copies of each player (A in seats 0 "
             "and 2, then with the same deck in seats 1 and 3); results are the partnership's."
-            if header.get("game", "scopa") != "scopa"
+            if header.get("table", "scopa") != "scopa"
             else ""
         ),
         "",

@@ -65,6 +65,7 @@ from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
+from scopa_env.actions import NUM_ACTIONS
 from scopa_env.batched_tables import (
     BEST_PRIMIERA_LUT,
     BIT,
@@ -109,7 +110,6 @@ __all__ = [
     "random_legal_actions",
 ]
 
-NUM_ACTIONS = 2 * NUM_CARDS
 DEAL_SCORE_FIELDS = (
     "cards",
     "coins",

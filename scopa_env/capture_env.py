@@ -1,10 +1,9 @@
 """The AEC environment shared by ``scopa_v0`` and ``scopone_v0``: one implementation of the
 action space, the capture-picking phase, rewards, infos, reset options and pickling.
 
-``CaptureGameEnv`` plays any deal kind of the engine. A subclass supplies only what differs
-between the games: its agents, its deal kind, the observation encoder and its bounds, the
-``winner`` info by side (a side is a player in Scopa, a partnership in Scopone: seat ``p``
-belongs to side ``p % 2`` in both), its render scene and its metadata. Each environment module
+``CaptureGameEnv`` plays any table of the engine (``scopa_env.tables``), which names the agents
+and the sides. A subclass supplies only what differs between the games: its table, the
+observation encoder and its bounds, the render scene and its metadata. Each environment module
 documents the environment itself.
 """
 
@@ -22,10 +21,13 @@ from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
+from scopa_env import render
+from scopa_env.actions import NUM_ACTIONS, PICK_OFFSET, describe_action
 from scopa_env.captures import capture_table, consistent_sets, pickable_cards
 from scopa_env.cards import CAPTURE_VALUE, NUM_CARDS, card_name, cards_of
-from scopa_env.engine import Deal, DealKind, IllegalMoveError, Match
+from scopa_env.engine import Deal, IllegalMoveError, Match
 from scopa_env.rules import Rules, resolve_rules
+from scopa_env.tables import Table
 
 __all__ = [
     "NUM_ACTIONS",
@@ -37,9 +39,6 @@ __all__ = [
     "classic_wrappers",
 ]
 
-NUM_ACTIONS = 2 * NUM_CARDS
-#: Actions ``PICK_OFFSET + c`` take table card ``c`` during a capture choice.
-PICK_OFFSET = NUM_CARDS
 EPISODES = ("match", "deal")
 REWARDS = ("match", "points")
 RENDER_MODES = ("human", "ansi", "rgb_array")
@@ -81,9 +80,9 @@ def check_choice(value: Any, name: str, choices: Sequence[str]) -> str:
 class CaptureGameEnv(AECEnv, EzPickle):
     """A fishing card game (Scopa, Scopone) as a PettingZoo AEC environment.
 
-    Subclasses set the class attributes below, ``metadata`` and ``_deal_kind``, and may add
-    constructor arguments of their own: the base passes them to ``_deal_kind`` and records them
-    for pickling.
+    Subclasses set the class attributes below, ``metadata``, ``_table_for`` and ``_scene``, and
+    may add constructor arguments of their own: the base passes them to ``_table_for`` and
+    records them for pickling.
     """
 
     metadata = {
@@ -92,24 +91,12 @@ class CaptureGameEnv(AECEnv, EzPickle):
         "is_parallelizable": False,
         "render_fps": 2,
     }
-    #: The agents by seat.
-    AGENTS: ClassVar[tuple[str, ...]]
-    #: The ``"winner"`` info by side (side 0 holds the even seats, side 1 the odd ones).
-    WINNERS: ClassVar[tuple[Any, Any]]
     #: The observation encoder, with the signature of ``scopa_env.observation.encode``.
     _encode: ClassVar[Callable[..., np.ndarray]]
     #: Upper bounds of the observation vector (its shape is the observation's).
     _OBS_HIGH: ClassVar[np.ndarray]
     #: The hand plane of the observation vector (the mask of the play phase).
     _HAND: ClassVar[slice]
-    _INDEX: ClassVar[dict[str, int]]
-    _SHOW_HANDS: ClassVar[tuple[str, ...]]
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        if "AGENTS" in cls.__dict__:
-            cls._INDEX = {agent: i for i, agent in enumerate(cls.AGENTS)}
-            cls._SHOW_HANDS = ("current", "all", *cls.AGENTS)
 
     def __init__(
         self,
@@ -131,15 +118,15 @@ class CaptureGameEnv(AECEnv, EzPickle):
         )
         super().__init__()
         self.rules: Rules = resolve_rules(rules)
-        self.deal_kind: DealKind = self._deal_kind(**variant)
+        self.table: Table = self._table_for(**variant)
+        agents = self.table.agents
         self.episode = check_choice(episode, "episode", EPISODES)
         self.reward_mode = check_choice(reward, "reward", REWARDS)
         if render_mode is not None:
             check_choice(render_mode, "render_mode", RENDER_MODES)
         self.render_mode = render_mode
-        self.show_hands = check_choice(show_hands, "show_hands", self._SHOW_HANDS)
+        self.show_hands = check_choice(show_hands, "show_hands", ("current", "all", *agents))
 
-        agents = self.AGENTS
         high = self._OBS_HIGH
         self.possible_agents = list(agents)
         self.agents: list[str] = []
@@ -157,19 +144,39 @@ class CaptureGameEnv(AECEnv, EzPickle):
         # Instance copies of the class constants the hot path reads (faster to look up).
         self._agents = agents
         self._players = len(agents)
-        self._index = self._INDEX
+        self._index = {agent: seat for seat, agent in enumerate(agents)}
         self._encoder = self._encode
         self._hand = self._HAND
         self._rng: np.random.Generator | None = None
         self._current: int | None = None  # the player to move; None once the game is over
 
-    def _deal_kind(self, **variant: Any) -> DealKind:
-        """The deal kind of the game, from the subclass's own constructor arguments."""
+    def _table_for(self, **variant: Any) -> Table:
+        """The table of the game, from the subclass's own constructor arguments."""
         raise NotImplementedError
 
-    def _scene(self) -> Any:
-        """The ``scopa_env.render`` scene of the current position."""
+    def _scene(self) -> render.Scene | render.ScoponeScene:
+        """The ``scopa_env.render`` scene of the current position, as ``show_hands`` asks."""
         raise NotImplementedError
+
+    def _moment(self) -> tuple[bool, int, int]:
+        """Whether the game is over, the card being played (a bit mask) and the deal's number."""
+        over = bool(self.terminations) and all(self.terminations.values())
+        in_play = 0 if self._pending is None else 1 << self._pending
+        return over, in_play, self._match.deals_played + (0 if self._deal.is_over else 1)
+
+    def _status(self, over: bool, to_move: str | None) -> str:
+        """The last line of a picture: who is to do what, or how the game ended."""
+        info = self.infos.get(self.agent_selection, {}) if over else {}
+        winner = info.get("winner", False)
+        if isinstance(winner, tuple):  # a partnership
+            return f"game over: {' and '.join(winner)} win"
+        if winner is not False:
+            return "game over: " + (f"{winner} wins" if winner else "a tie")
+        if to_move is None:
+            return "game over"
+        if self._pending is None:
+            return f"{to_move} to play a card"
+        return f"{to_move} to pick table cards for {card_name(self._pending)}"
 
     # PettingZoo API -------------------------------------------------------------------------
 
@@ -183,13 +190,13 @@ class CaptureGameEnv(AECEnv, EzPickle):
         deck, first_player = self._parse_options(options)  # may raise: change nothing before
         if seed is not None or self._rng is None:
             self._rng = np.random.default_rng(seed)
-        agents = self.AGENTS
+        agents = self.table.agents
         if first_player is None:
             first_player = int(self._rng.integers(len(agents)))
         dealer = (first_player - 1) % len(agents)
-        self._match: Match = Match(self.rules, first_dealer=dealer, kind=self.deal_kind)
+        self._match: Match = Match(self.rules, first_dealer=dealer, kind=self.table)
         if deck is not None:
-            self._deal: Deal = Deal.from_deck(deck, first_player, self.rules, self.deal_kind)
+            self._deal: Deal = Deal.from_deck(deck, first_player, self.rules, self.table)
         else:
             self._deal = self._match.new_deal(self._rng)
         self._score_before = (0, 0)
@@ -238,7 +245,7 @@ class CaptureGameEnv(AECEnv, EzPickle):
             self.infos[agent] = {}
 
         if self._pending is None:
-            options = self._capture_sets(self._table, _VALUE[a])
+            options = self._capture_sets(self._table_cards, _VALUE[a])
             if len(options) > 1:  # a choice: the same agent picks table cards next
                 self._pending, self._options, self._picked = a, options, 0
             else:
@@ -262,8 +269,6 @@ class CaptureGameEnv(AECEnv, EzPickle):
                 "You are calling render method without specifying any render mode."
             )
             return None
-        from scopa_env import render
-
         scene = self._scene()
         if self.render_mode == "rgb_array":
             return render.to_rgb_array(scene)
@@ -321,15 +326,14 @@ class CaptureGameEnv(AECEnv, EzPickle):
             legal ^= low
         return actions
 
-    @staticmethod
-    def describe_action(action: int) -> str:
-        """A readable name for an action, e.g. ``"play 7D"`` or ``"take 5C"``."""
-        action = operator.index(action)
-        if 0 <= action < PICK_OFFSET:
-            return f"play {card_name(action)}"
-        if PICK_OFFSET <= action < NUM_ACTIONS:
-            return f"take {card_name(action - PICK_OFFSET)}"
-        raise ValueError(f"not an action: {action!r} (actions are 0..{NUM_ACTIONS - 1})")
+    describe_action = staticmethod(describe_action)
+
+    def winner_label(self, side: int) -> str | tuple[str, ...]:
+        """The ``"winner"`` info of a side: its agent, or its partners' agents as a tuple."""
+        agents = self.table.agents
+        if not self.table.partnerships:
+            return agents[side]
+        return tuple(agents[seat] for seat in self.table.seats_of(side))
 
     # Pickling keeps the game, not just the constructor arguments ---------------------------
 
@@ -399,7 +403,7 @@ class CaptureGameEnv(AECEnv, EzPickle):
             )
         deck = options.get("deck")
         first_player = options.get("first_player")
-        players = len(self.AGENTS)
+        players = self.table.players
         if first_player is not None and (
             isinstance(first_player, bool)
             or not isinstance(first_player, int | np.integer)
@@ -411,7 +415,7 @@ class CaptureGameEnv(AECEnv, EzPickle):
             )
         if deck is not None:
             # Validate before anything changes, so a bad deck leaves the environment as it was.
-            Deal.from_deck(deck, 0, self.rules, self.deal_kind)
+            Deal.from_deck(deck, 0, self.rules, self.table)
             if first_player is None:
                 first_player = 0
         return deck, None if first_player is None else int(first_player)
@@ -421,7 +425,7 @@ class CaptureGameEnv(AECEnv, EzPickle):
         deal = self._deal
         masks = deal.masks
         self._masks = masks
-        self._table = masks["table"]
+        self._table_cards = masks["table"]
         self._obs_cache: list[dict[str, np.ndarray] | None] = [None] * self._players
         if self._done:
             self._current = None
@@ -469,7 +473,7 @@ class CaptureGameEnv(AECEnv, EzPickle):
         """Apply a resolved play to the engine; score the deal if it ends."""
         deal = self._deal
         player = deal.current_player
-        sweep = capture != 0 and capture == self._table
+        sweep = capture != 0 and capture == self._table_cards
         scope = deal.scope[player] if sweep else 0
         deal.play_unchecked(card, capture)
         self._last_play = Play(player, card, capture, sweep and deal.scope[player] > scope)
@@ -478,7 +482,7 @@ class CaptureGameEnv(AECEnv, EzPickle):
 
     def _end_deal(self) -> None:
         deal, match = self._deal, self._match
-        agents = self.AGENTS
+        agents = self.table.agents
         breakdowns = deal.score()  # by side
         totals = (breakdowns[0].total, breakdowns[1].total)
         match.record_deal(totals)
@@ -495,14 +499,14 @@ class CaptureGameEnv(AECEnv, EzPickle):
                 winner = match.winner
             else:
                 winner = None if totals[0] == totals[1] else int(totals[1] > totals[0])
-            info["winner"] = None if winner is None else self.WINNERS[winner]
+            info["winner"] = None if winner is None else self.winner_label(winner)
             if self.reward_mode == "match" and winner is not None:
                 by_side = (1.0, -1.0) if winner == 0 else (-1.0, 1.0)
             self.terminations = dict.fromkeys(agents, True)
             self._done = True
         self.infos = {agent: dict(info) for agent in agents}
         if by_side is not None:
-            self.rewards = {agent: by_side[p % 2] for p, agent in enumerate(agents)}
+            self.rewards = {agent: by_side[self.table.side_of(p)] for p, agent in enumerate(agents)}
             self._accumulate_rewards()
             self._rewards_pending = True
         if not done:

@@ -5,27 +5,20 @@ cards each player has played) plus the stock order, so copying is cheap and the 
 can reuse the same capture tables. ``Deal`` validates everything that comes from outside
 (decks, positions, moves, dictionaries) and leaves itself unchanged when it rejects something.
 
-One turn logic serves every game; a ``DealKind`` says how many players there are and how the
-cards are dealt:
-
-=======================  =======  ==========  =====  ======  ==========================
-Kind                     Players  Hand        Table  Rounds  RULES.md
-=======================  =======  ==========  =====  ======  ==========================
-``scopa``                2        3 a round   4      6       section 2
-``scopone``              4        9           4      1       section 8
-``scopone_scientifico``  4        10          0      1       section 8
-=======================  =======  ==========  =====  ======  ==========================
+One turn logic serves every table (``scopa_env.tables``): the ``kind`` of a deal or match is
+its ``Table`` (two-player Scopa by default), which says how many seats there are, how the cards
+are dealt and who plays for which side.
 
 Play passes in seat order. With four players, seats 0 and 2 play against seats 1 and 3: the
 engine records each seat's captures and scope (who took what is public), and everything that
-scores pools partners (``team_captures``, ``team_scope``, ``score``). A side is a player in
-Scopa and a partnership (``seat % 2``) in Scopone; scores and match winners are per side.
+scores pools partners (``team_captures``, ``team_scope``, ``score``). Scores and match winners
+are per side.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -41,46 +34,19 @@ from scopa_env.cards import (
 )
 from scopa_env.rules import Rules, resolve_rules
 from scopa_env.scoring import ScoreBreakdown, score_piles
+from scopa_env.tables import SCOPA, Table, resolve_table
 
-HAND_SIZE = 3
-TABLE_SIZE = 4
 _VALUE = [int(v) for v in CAPTURE_VALUE]
 
 
-class DealKind(NamedTuple):
-    """How a deal is dealt: ``players`` seats, ``hand_size`` cards each per round, then
-    ``table_size`` cards face up once; ``rounds`` rounds in all (the rest is the stock)."""
-
-    name: str
-    players: int
-    hand_size: int
-    table_size: int
-    rounds: int
-
-    @property
-    def round_cards(self) -> int:
-        """Cards dealt to the hands in one round."""
-        return self.players * self.hand_size
-
-    def table_of(self, deck: Sequence[int]) -> Sequence[int]:
-        """The cards of a deck order that go face up to the table."""
-        return deck[self.round_cards : self.round_cards + self.table_size]
+@cache
+def _next_seats(players: int) -> tuple[int, ...]:
+    """The seat that plays after each seat."""
+    return tuple((seat + 1) % players for seat in range(players))
 
 
-DEAL_KINDS: dict[str, DealKind] = {
-    kind.name: kind
-    for kind in (
-        DealKind("scopa", players=2, hand_size=HAND_SIZE, table_size=TABLE_SIZE, rounds=6),
-        DealKind("scopone", players=4, hand_size=9, table_size=4, rounds=1),
-        DealKind("scopone_scientifico", players=4, hand_size=10, table_size=0, rounds=1),
-    )
-}
-SCOPA = DEAL_KINDS["scopa"]
-#: The seat that plays after each seat, per number of players.
-_NEXT_SEAT = {2: (1, 0), 4: (1, 2, 3, 0)}
-
-
-def _round_cuts(kind: DealKind) -> tuple[tuple[tuple[tuple[int, slice], ...], int], ...]:
+@cache
+def _round_cuts(kind: Table) -> tuple[tuple[tuple[tuple[int, slice], ...], int], ...]:
     """Per first player: the slice of the stock each seat receives in a round (one card at a
     time in seat order from the first player), and the number of cards dealt."""
     n, dealt = kind.players, kind.round_cards
@@ -88,22 +54,6 @@ def _round_cuts(kind: DealKind) -> tuple[tuple[tuple[tuple[int, slice], ...], in
         (tuple(((first + i) % n, slice(i, dealt, n)) for i in range(n)), dealt)
         for first in range(n)
     )
-
-
-_ROUND_CUTS = {name: _round_cuts(kind) for name, kind in DEAL_KINDS.items()}
-
-
-def resolve_kind(kind: DealKind | str | None) -> DealKind:
-    """Accept a ``DealKind``, a kind name (``DEAL_KINDS``) or ``None`` (two-player Scopa)."""
-    if kind is None:
-        return SCOPA
-    if isinstance(kind, DealKind):
-        if DEAL_KINDS.get(kind.name) != kind:
-            raise ValueError(f"unknown deal kind {kind!r}; choose one of {sorted(DEAL_KINDS)}")
-        return kind
-    if isinstance(kind, str) and kind in DEAL_KINDS:
-        return DEAL_KINDS[kind]
-    raise ValueError(f"unknown deal kind {kind!r}; choose one of {sorted(DEAL_KINDS)}")
 
 
 class IllegalMoveError(ValueError):
@@ -122,6 +72,10 @@ class Move(NamedTuple):
         taken = " ".join(card_name(c) for c in sorted(self.capture))
         return f"{card_name(self.card)} x {taken}"
 
+
+MaskMove = tuple[int, int]
+"""A move as ``(card, capture mask)``, the form fast players and the batched engine use; a zero
+mask trails the card."""
 
 _MOVES: dict[tuple[int, int], Move] = {}
 _MOVE_MASKS: dict[int, tuple[int, int]] = {}
@@ -195,8 +149,9 @@ class Deal:
     """One deal of Scopa (or Scopone), from the first play to the scoring of the piles.
 
     Build one with ``Deal.new`` (random, with the redeal rule), ``Deal.from_deck`` (an explicit
-    card order) or ``Deal.from_position`` (any mid-deal position); ``kind`` picks the game
-    (``DEAL_KINDS``, two-player Scopa by default). ``legal_moves`` lists every legal ``Move``;
+    card order) or ``Deal.from_position`` (any mid-deal position); ``kind`` picks the table
+    (a ``scopa_env.tables.Table`` or its name, two-player Scopa by default). ``legal_moves``
+    lists every legal ``Move``;
     ``play`` applies one, deals the next round from the stock and, after the last play, gives
     the cards left on the table to the last capturer.
     """
@@ -220,7 +175,7 @@ class Deal:
     )
 
     _rules: Rules
-    _kind: DealKind
+    _kind: Table
     _next: tuple[int, ...]
     _dealer: int
     _hands: list[int]
@@ -236,13 +191,13 @@ class Deal:
     # Construction -------------------------------------------------------------------------
 
     @classmethod
-    def _blank(cls, rules: Rules, kind: DealKind, first_player: int) -> Deal:
+    def _blank(cls, rules: Rules, kind: Table, first_player: int) -> Deal:
         deal = cls.__new__(cls)
         deal._rules = rules
         deal._capture_sets = capture_table(rules)
         deal._moves_for = _move_table(rules)
         deal._kind = kind
-        deal._next = _NEXT_SEAT[kind.players]
+        deal._next = _next_seats(kind.players)
         deal._first = first_player
         deal._dealer = (first_player - 1) % kind.players
         return deal
@@ -253,7 +208,7 @@ class Deal:
         deck: Sequence[int],
         first_player: int = 0,
         rules: Rules | str | None = None,
-        kind: DealKind | str | None = None,
+        kind: Table | str | None = None,
     ) -> Deal:
         """Deal an explicit 40-card order by RULES.md's convention, with no redeal.
 
@@ -264,7 +219,7 @@ class Deal:
         ``i < 36`` to seat ``(first_player + i) % 4``, ``deck[36:40]`` to the table.
         """
         rules = resolve_rules(rules)
-        kind = resolve_kind(kind)
+        kind = resolve_table(kind)
         first_player = _check_player(first_player, "first_player", kind.players)
         deck = _check_cards(deck, "deck")
         if len(deck) != NUM_CARDS or len(set(deck)) != NUM_CARDS:
@@ -291,11 +246,11 @@ class Deal:
         rng: np.random.Generator,
         first_player: int = 0,
         rules: Rules | str | None = None,
-        kind: DealKind | str | None = None,
+        kind: Table | str | None = None,
     ) -> Deal:
         """A shuffled deal; a void table (see ``needs_redeal``) is shuffled and dealt again."""
         rules = resolve_rules(rules)
-        kind = resolve_kind(kind)
+        kind = resolve_table(kind)
         if not isinstance(rng, np.random.Generator):
             raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
         while True:
@@ -316,7 +271,7 @@ class Deal:
         scope: Sequence[int] | None = None,
         rules: Rules | str | None = None,
         played: Sequence[Iterable[int]] | None = None,
-        kind: DealKind | str | None = None,
+        kind: Table | str | None = None,
     ) -> Deal:
         """Any position of a deal; every card must be in exactly one place.
 
@@ -327,7 +282,7 @@ class Deal:
         finished deal: any cards still on the table go to ``last_capturer``.
         """
         rules = resolve_rules(rules)
-        kind = resolve_kind(kind)
+        kind = resolve_table(kind)
         n = kind.players
         captures = ((),) * n if captures is None else captures
         scope = (0,) * n if scope is None else scope
@@ -423,7 +378,7 @@ class Deal:
         return self._rules
 
     @property
-    def kind(self) -> DealKind:
+    def kind(self) -> Table:
         return self._kind
 
     @property
@@ -523,7 +478,7 @@ class Deal:
             moves += moves_for(table, card)
         return moves
 
-    def legal_mask_moves(self) -> list[tuple[int, int]]:
+    def legal_mask_moves(self) -> list[MaskMove]:
         """``legal_moves`` as ``(card, capture mask)`` pairs: the allocation-free fast path."""
         moves = []
         table = self._table
@@ -605,7 +560,7 @@ class Deal:
     def _deal_round(self) -> None:
         """Deal a round from the stock: one card at a time in seat order from the first player."""
         stock, hands = self._stock, self._hands
-        cuts, dealt = _ROUND_CUTS[self._kind.name][self._first]
+        cuts, dealt = _round_cuts(self._kind)[self._first]
         for seat, cut in cuts:
             hands[seat] = mask_of(stock[cut])
         self._stock = stock[dealt:]
@@ -636,6 +591,35 @@ class Deal:
         other._current = self._current
         other._first = self._first
         other._last_capturer = self._last_capturer
+        return other
+
+    def with_hidden_cards(self, observer: int, cards: Sequence[int]) -> Deal:
+        """A copy in which the cards ``observer`` cannot see are dealt anew from ``cards``.
+
+        The hidden cards are the other seats' hands and the stock. ``cards`` must be exactly
+        those cards, in any order: they fill the other hands in seat order after ``observer``
+        (each keeps its size), then the stock in order. Search players sample positions
+        consistent with what a player has seen this way (determinization).
+        """
+        hands, n = self._hands, len(self._hands)
+        others = [(observer + k) % n for k in range(1, n)]
+        hidden = mask_of(self._stock)
+        for seat in others:
+            hidden |= hands[seat]
+        cards = [int(c) for c in cards]
+        if len(cards) != hidden.bit_count() or mask_of(cards) != hidden:
+            raise ValueError(
+                f"the cards hidden from seat {observer} are "
+                f"{[card_name(c) for c in cards_of(hidden)]}, not "
+                f"{[card_name(c) for c in cards]}"
+            )
+        other = self.copy()
+        start = 0
+        for seat in others:
+            size = hands[seat].bit_count()
+            other._hands[seat] = mask_of(cards[start : start + size])
+            start += size
+        other._stock = tuple(cards[start:])
         return other
 
     def to_dict(self) -> dict[str, Any]:
@@ -722,10 +706,10 @@ class Match:
         self,
         rules: Rules | str | None = None,
         first_dealer: int = 0,
-        kind: DealKind | str | None = None,
+        kind: Table | str | None = None,
     ) -> None:
         self.rules = resolve_rules(rules)
-        self.kind = resolve_kind(kind)
+        self.kind = resolve_table(kind)
         self.first_dealer = _check_player(first_dealer, "first_dealer", self.kind.players)
         self._scores = [0, 0]
         self._dealer = self.first_dealer

@@ -1,6 +1,7 @@
 """The observation vector shared by ``scopa_v0`` and the batched engine.
 
 Every observation is seen from one player's seat and holds only what that player knows.
+``encode`` builds it from a deal's masks; ``decode`` reads it back into an ``InfoState``.
 Card features come first as 40-wide planes in card-id order, so
 ``obs[:NUM_PLANES * 40].reshape(NUM_PLANES, 40)`` is a (plane, card) image; scalar features
 follow. Use the named slices in ``OBS_SLICES`` (or ``plane(obs, name)``) instead of offsets.
@@ -38,6 +39,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from scopa_env.cards import NUM_CARDS
+from scopa_env.info_state import InfoState, register_decoder
 
 PLANES = (
     "hand",
@@ -92,6 +94,8 @@ _BYTE_BITS = np.unpackbits(
     np.arange(256, dtype=np.uint8)[:, None], axis=1, bitorder="little"
 ).astype(np.float32)
 _CARD_BYTES = NUM_CARDS // 8
+_BIT_WEIGHTS = np.uint64(1) << np.arange(NUM_CARDS, dtype=np.uint64)
+_PLANE_INDEX = {name: i for i, name in enumerate(PLANES)}
 
 
 def mask_to_plane(mask: int) -> np.ndarray:
@@ -103,6 +107,14 @@ def masks_to_planes(masks: Iterable[int]) -> np.ndarray:
     """The 40-wide planes of several card bit masks, one after another, in one lookup."""
     raw = b"".join(mask.to_bytes(_CARD_BYTES, "little") for mask in masks)
     return _BYTE_BITS[np.frombuffer(raw, dtype=np.uint8)].ravel()
+
+
+def planes_to_masks(observations: np.ndarray, num_planes: int = NUM_PLANES) -> np.ndarray:
+    """The first ``num_planes`` card planes of one observation or a batch, as uint64 bit masks
+    of shape ``(..., num_planes)``: the inverse of ``masks_to_planes``."""
+    planes = np.asarray(observations)[..., : num_planes * NUM_CARDS]
+    bits = planes.reshape(*planes.shape[:-1], num_planes, NUM_CARDS) > 0.5
+    return (bits.astype(np.uint64) * _BIT_WEIGHTS).sum(axis=-1, dtype=np.uint64)
 
 
 def plane(obs: np.ndarray, name: str) -> np.ndarray:
@@ -163,3 +175,33 @@ def encode(
         float(last == 2),
     )
     return obs
+
+
+def decode(observation: np.ndarray) -> InfoState:
+    """What the observer knows, read back from one observation vector."""
+    obs = np.asarray(observation, dtype=np.float32)
+    masks = [int(m) for m in planes_to_masks(obs)]
+    pending_mask = masks[_PLANE_INDEX["pending"]]
+    target = round(float(obs[OBS_SLICES["target"]][0]) * TARGET_SCALE)
+    scope = obs[OBS_SLICES["scope"]]
+    match = obs[OBS_SLICES["match_score"]]
+    last = int(np.argmax(obs[OBS_SLICES["last_capturer"]]))
+    return InfoState(
+        hand=masks[_PLANE_INDEX["hand"]],
+        table=masks[_PLANE_INDEX["table"]],
+        piles=(masks[_PLANE_INDEX["my_captures"]], masks[_PLANE_INDEX["opp_captures"]]),
+        played=(masks[_PLANE_INDEX["my_played"]], masks[_PLANE_INDEX["opp_played"]]),
+        unseen=masks[_PLANE_INDEX["unseen"]],
+        pending=pending_mask.bit_length() - 1 if pending_mask else None,
+        picked=masks[_PLANE_INDEX["picked"]],
+        stock_size=round(float(obs[OBS_SLICES["stock_size"]][0]) * STOCK_SCALE),
+        opp_hand_size=round(float(obs[OBS_SLICES["opp_hand_size"]][0]) * HAND_SCALE),
+        scope=(round(float(scope[0]) * SCOPE_SCALE), round(float(scope[1]) * SCOPE_SCALE)),
+        match_score=(round(float(match[0]) * target), round(float(match[1]) * target)),
+        target=target,
+        is_dealer=bool(obs[OBS_SLICES["dealer"]][0] > 0.5),
+        last_capturer=None if last == 2 else last,
+    )
+
+
+register_decoder(OBS_SIZE, decode)

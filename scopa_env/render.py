@@ -1,8 +1,9 @@
 """Pictures of a Scopa position: plain text (``ansi``) and an RGB image (``rgb_array``).
 
 Both are drawn from one ``Scene`` (``ScoponeScene`` for the four players of ``scopone_v0``), so
-they always show the same thing. Images use Pillow's built-in font and plain shapes: nothing is
-downloaded or read from disk.
+they always show the same thing. The environment builds the scene of its position (what its
+``show_hands`` option lets the picture show); this module only draws it. Images use Pillow's
+built-in font and plain shapes: nothing is downloaded or read from disk.
 """
 
 from __future__ import annotations
@@ -13,15 +14,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from scopa_env.cards import COINS_MASK, SETTEBELLO, card_name, cards_of
+from scopa_env.cards import card_name, cards_of
 
 if TYPE_CHECKING:
     from PIL import Image, ImageDraw, ImageFont
-
-    from scopa_env import scopone_v0
-    from scopa_env.scopa_v0 import Play, raw_env
-
-AGENTS = ("player_0", "player_1")
 
 
 def pile_summary(captured: int, coins: int, settebello: bool, scope: int) -> str:
@@ -63,65 +59,8 @@ class Scene:
     last_play: str
     status: str
 
-    @classmethod
-    def from_env(cls, env: raw_env) -> Scene:
-        """The scene of a ``scopa_v0.raw_env`` as its ``show_hands`` option asks."""
-        deal, match = env.deal, env.match
-        masks = deal.masks
-        scores = match.scores
-        over, in_play, deal_number = _moment(env)
-        to_move = None if over or not env.agents else _INDEX[env.agent_selection]
-        show = env.show_hands
-        visible = [
-            show == "all" or show == AGENTS[p] or (show == "current" and to_move == p)
-            for p in range(2)
-        ]
-        seats = []
-        for p in range(2):
-            pile = masks["piles"][p]
-            seats.append(
-                Seat(
-                    name=AGENTS[p],
-                    role="dealer" if deal.dealer == p else "first player",
-                    hand=cards_of(masks["hands"][p] & ~in_play),
-                    hand_visible=visible[p],
-                    captured=pile.bit_count(),
-                    coins=(pile & COINS_MASK).bit_count(),
-                    settebello=bool(pile >> SETTEBELLO & 1),
-                    scope=deal.scope[p],
-                    match_points=scores[p],
-                )
-            )
-        bottom = 1 if show == "player_1" else 0
-        header = (
-            f"Scopa  deal {deal_number}  match {scores[0]}-{scores[1]} "
-            f"(target {match.rules.target})  stock {len(deal.stock)}"
-        )
-        status = _status(env, over, None if to_move is None else AGENTS[to_move])
-        return cls(
-            header=header,
-            top=seats[1 - bottom],
-            table=cards_of(masks["table"]),
-            bottom=seats[bottom],
-            pending=env.pending_card,
-            picked=env.picked,
-            last_play="last play: " + describe_play(env.last_play),
-            status=status,
-        )
 
-
-_INDEX = {agent: i for i, agent in enumerate(AGENTS)}
-
-
-def _moment(env: Any) -> tuple[bool, int, int]:
-    """Whether the game is over, the card being played (a bit mask) and the deal's number."""
-    deal = env.deal
-    over = bool(env.terminations) and all(env.terminations.values())
-    in_play = 0 if env.pending_card is None else 1 << env.pending_card
-    return over, in_play, env.match.deals_played + (0 if deal.is_over else 1)
-
-
-def describe_play(play: Play | None) -> str:
+def describe_play(play: tuple[int, int, int, bool] | None) -> str:
     """A play in words, e.g. ``"player_1 played 5B and took 5C  SCOPA!"``."""
     if play is None:
         return "-"
@@ -132,20 +71,6 @@ def describe_play(play: Play | None) -> str:
     return f"player_{player} played {card_name(card)} and took {taken}" + (
         "  SCOPA!" if scopa else ""
     )
-
-
-def _status(env: Any, over: bool, to_move: str | None) -> str:
-    info = env.infos.get(env.agent_selection, {}) if over else {}
-    winner = info.get("winner", False)
-    if isinstance(winner, tuple):  # a Scopone partnership
-        return f"game over: {' and '.join(winner)} win"
-    if winner is not False:
-        return "game over: " + (f"{winner} wins" if winner else "a tie")
-    if to_move is None:
-        return "game over"
-    if env.pending_card is None:
-        return f"{to_move} to play a card"
-    return f"{to_move} to pick table cards for {card_name(env.pending_card)}"
 
 
 @dataclass(frozen=True)
@@ -161,50 +86,6 @@ class ScoponeScene:
     picked: tuple[int, ...]
     last_play: str
     status: str
-
-    @classmethod
-    def from_env(cls, env: scopone_v0.raw_env) -> ScoponeScene:
-        """The scene of a ``scopone_v0.raw_env`` as its ``show_hands`` option asks."""
-        deal, match = env.deal, env.match
-        masks = deal.masks
-        over, in_play, deal_number = _moment(env)
-        to_move = None if over or not env.agents else deal.current_player
-        show = env.show_hands
-        piles, scope = masks["piles"], deal.team_scope
-        teams = []
-        for team in (0, 1):
-            pile = piles[team] | piles[team + 2]
-            teams.append(
-                f"player_{team} + player_{team + 2}  match {match.scores[team]}  "
-                + pile_summary(
-                    pile.bit_count(),
-                    (pile & COINS_MASK).bit_count(),
-                    bool(pile >> SETTEBELLO & 1),
-                    scope[team],
-                )
-            )
-        seats = []
-        for p in range(4):
-            role = {deal.first_player: " (first player)", deal.dealer: " (dealer)"}.get(p, "")
-            visible = show in ("all", f"player_{p}") or (show == "current" and to_move == p)
-            seats.append((f"player_{p}{role}", cards_of(masks["hands"][p] & ~in_play), visible))
-        scores = match.scores
-        game = deal.kind.name.replace("_", " ").capitalize()
-        header = (
-            f"{game}  deal {deal_number}  match {scores[0]}-{scores[1]} "
-            f"(target {match.rules.target})"
-        )
-        return cls(
-            header=header,
-            teams=(teams[0], teams[1]),
-            table=cards_of(masks["table"]),
-            seats=tuple(seats),
-            to_move=to_move,
-            pending=env.pending_card,
-            picked=env.picked,
-            last_play="last play: " + describe_play(env.last_play),
-            status=_status(env, over, None if to_move is None else f"player_{to_move}"),
-        )
 
 
 def _cards_text(cards: tuple[int, ...], visible: bool) -> str:

@@ -147,20 +147,16 @@ from typing import Any
 
 from pettingzoo import AECEnv
 
-from scopa_env.capture_env import (
-    NUM_ACTIONS,
-    PICK_OFFSET,
-    CaptureGameEnv,
-    IllegalActionError,
-    Play,
-    classic_wrappers,
-)
-from scopa_env.engine import SCOPA, DealKind
+from scopa_env import render
+from scopa_env.actions import NUM_ACTIONS, PICK_OFFSET
+from scopa_env.capture_env import CaptureGameEnv, IllegalActionError, Play, classic_wrappers
+from scopa_env.cards import COINS_MASK, SETTEBELLO, cards_of
 from scopa_env.observation import OBS_HIGH, OBS_SLICES, encode
+from scopa_env.tables import SCOPA, Table
 
 __all__ = ["NUM_ACTIONS", "PICK_OFFSET", "IllegalActionError", "Play", "env", "raw_env"]
 
-AGENTS = ("player_0", "player_1")
+AGENTS = SCOPA.agents
 
 
 def env(**kwargs: Any) -> AECEnv:
@@ -172,16 +168,55 @@ class raw_env(CaptureGameEnv):  # noqa: N801 - PettingZoo's naming convention
     """Two-player Scopa as a PettingZoo AEC environment; the module docstring documents it."""
 
     metadata = {**CaptureGameEnv.metadata, "name": "scopa_v0"}
-    AGENTS = AGENTS
-    WINNERS = AGENTS  # a side is a player
     _encode = staticmethod(encode)
     _OBS_HIGH = OBS_HIGH
     _HAND = OBS_SLICES["hand"]
 
-    def _deal_kind(self) -> DealKind:
+    def _table_for(self) -> Table:
         return SCOPA
 
-    def _scene(self) -> Any:
-        from scopa_env import render
-
-        return render.Scene.from_env(self)
+    def _scene(self) -> render.Scene:
+        """The scene of the position as ``show_hands`` asks."""
+        deal, match = self.deal, self.match
+        agents = self.table.agents
+        masks = deal.masks
+        scores = match.scores
+        over, in_play, deal_number = self._moment()
+        to_move = None if over or not self.agents else self._index[self.agent_selection]
+        show = self.show_hands
+        visible = [
+            show == "all" or show == agents[p] or (show == "current" and to_move == p)
+            for p in range(2)
+        ]
+        seats = []
+        for p in range(2):
+            pile = masks["piles"][p]
+            seats.append(
+                render.Seat(
+                    name=agents[p],
+                    role="dealer" if deal.dealer == p else "first player",
+                    hand=cards_of(masks["hands"][p] & ~in_play),
+                    hand_visible=visible[p],
+                    captured=pile.bit_count(),
+                    coins=(pile & COINS_MASK).bit_count(),
+                    settebello=bool(pile >> SETTEBELLO & 1),
+                    scope=deal.scope[p],
+                    match_points=scores[p],
+                )
+            )
+        bottom = 1 if show == "player_1" else 0
+        header = (
+            f"Scopa  deal {deal_number}  match {scores[0]}-{scores[1]} "
+            f"(target {match.rules.target})  stock {len(deal.stock)}"
+        )
+        status = self._status(over, None if to_move is None else agents[to_move])
+        return render.Scene(
+            header=header,
+            top=seats[1 - bottom],
+            table=cards_of(masks["table"]),
+            bottom=seats[bottom],
+            pending=self.pending_card,
+            picked=self.picked,
+            last_play="last play: " + render.describe_play(self.last_play),
+            status=status,
+        )

@@ -41,7 +41,14 @@ from __future__ import annotations
 import numpy as np
 
 from scopa_env.cards import ALL_CARDS_MASK, NUM_CARDS
-from scopa_env.observation import MATCH_SCORE_CAP, TARGET_SCALE, layout_slices, masks_to_planes
+from scopa_env.info_state import InfoState, register_decoder
+from scopa_env.observation import (
+    MATCH_SCORE_CAP,
+    TARGET_SCALE,
+    layout_slices,
+    masks_to_planes,
+    planes_to_masks,
+)
 
 PLANES = (
     "hand",
@@ -148,3 +155,42 @@ def encode(
         float(last == 2),
     )
     return obs
+
+
+def decode(observation: np.ndarray) -> InfoState:
+    """What the observer knows, read back from one observation vector (pairs and the last
+    capturer per partnership, ``other_hands`` the next, partner and previous hand sizes)."""
+    obs = np.asarray(observation, dtype=np.float32)
+    planes = planes_to_masks(obs, NUM_PLANES)
+    masks = {name: int(m) for name, m in zip(PLANES, planes, strict=True)}
+
+    def scalars(name: str, scale: float) -> tuple[int, ...]:
+        return tuple(round(float(x) * scale) for x in obs[OBS_SLICES[name]])
+
+    target = scalars("target", TARGET_SCALE)[0]
+    sizes = scalars("hand_sizes", HAND_SCALE)
+    last = int(np.argmax(obs[OBS_SLICES["last_capturer"]]))
+    pending = masks["pending"]
+    return InfoState(
+        hand=masks["hand"],
+        table=masks["table"],
+        piles=(masks["our_captures"], masks["their_captures"]),
+        played=(
+            masks["my_played"] | masks["partner_played"],
+            masks["next_played"] | masks["prev_played"],
+        ),
+        unseen=masks["unseen"],
+        pending=pending.bit_length() - 1 if pending else None,
+        picked=masks["picked"],
+        stock_size=0,
+        opp_hand_size=sizes[0],
+        scope=scalars("scope", SCOPE_SCALE),  # type: ignore[arg-type]
+        match_score=scalars("match_score", target),  # type: ignore[arg-type]
+        target=target,
+        is_dealer=bool(obs[OBS_SLICES["dealer"]][0] > 0.5),
+        last_capturer=None if last == 2 else last,
+        other_hands=sizes,
+    )
+
+
+register_decoder(OBS_SIZE, decode)

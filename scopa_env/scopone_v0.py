@@ -157,18 +157,19 @@ from typing import Any, Literal
 import numpy as np
 from pettingzoo import AECEnv
 
+from scopa_env import render
+from scopa_env.actions import NUM_ACTIONS, PICK_OFFSET
 from scopa_env.capture_env import (
-    NUM_ACTIONS,
-    PICK_OFFSET,
     CaptureGameEnv,
     IllegalActionError,
     Play,
     check_choice,
     classic_wrappers,
 )
-from scopa_env.engine import DEAL_KINDS, DealKind
+from scopa_env.cards import COINS_MASK, SETTEBELLO, cards_of
 from scopa_env.rules import Rules
 from scopa_env.scopone_observation import OBS_HIGH, OBS_SLICES, encode
+from scopa_env.tables import TABLES, Table
 
 __all__ = [
     "AGENTS",
@@ -183,17 +184,16 @@ __all__ = [
     "team_of",
 ]
 
-AGENTS = ("player_0", "player_1", "player_2", "player_3")
-#: The partnerships, by team index: seats 0 and 2, seats 1 and 3.
-TEAMS = (("player_0", "player_2"), ("player_1", "player_3"))
 DEALS = ("scopone", "scopone_scientifico")
-
-_INDEX = {agent: i for i, agent in enumerate(AGENTS)}
+_TABLE = TABLES["scopone"]
+AGENTS = _TABLE.agents
+#: The partnerships, by team index: seats 0 and 2, seats 1 and 3.
+TEAMS = tuple(tuple(AGENTS[seat] for seat in _TABLE.seats_of(side)) for side in range(2))
 
 
 def team_of(agent: str) -> int:
     """The partnership of an agent: 0 for ``player_0`` and ``player_2``, else 1."""
-    return _INDEX[agent] % 2
+    return _TABLE.side_of(AGENTS.index(agent))
 
 
 def env(**kwargs: Any) -> AECEnv:
@@ -219,8 +219,6 @@ class raw_env(CaptureGameEnv):  # noqa: N801 - PettingZoo's naming convention
     """Four-player Scopone as a PettingZoo AEC environment; the module docstring documents it."""
 
     metadata = {**CaptureGameEnv.metadata, "name": "scopone_v0"}
-    AGENTS = AGENTS
-    WINNERS = TEAMS  # a side is a partnership
     _encode = staticmethod(_encode)
     _OBS_HIGH = OBS_HIGH
     _HAND = OBS_SLICES["hand"]
@@ -236,10 +234,48 @@ class raw_env(CaptureGameEnv):  # noqa: N801 - PettingZoo's naming convention
     ) -> None:
         super().__init__(rules, episode, reward, render_mode, show_hands, deal=deal)
 
-    def _deal_kind(self, deal: str) -> DealKind:  # type: ignore[override]
-        return DEAL_KINDS[check_choice(deal, "deal", DEALS)]
+    def _table_for(self, deal: str) -> Table:  # type: ignore[override]
+        return TABLES[check_choice(deal, "deal", DEALS)]
 
-    def _scene(self) -> Any:
-        from scopa_env import render
-
-        return render.ScoponeScene.from_env(self)
+    def _scene(self) -> render.ScoponeScene:
+        """The scene of the position as ``show_hands`` asks."""
+        deal, match = self.deal, self.match
+        masks = deal.masks
+        over, in_play, deal_number = self._moment()
+        to_move = None if over or not self.agents else deal.current_player
+        show = self.show_hands
+        piles, scope = masks["piles"], deal.team_scope
+        teams = []
+        for team in (0, 1):
+            pile = piles[team] | piles[team + 2]
+            teams.append(
+                f"player_{team} + player_{team + 2}  match {match.scores[team]}  "
+                + render.pile_summary(
+                    pile.bit_count(),
+                    (pile & COINS_MASK).bit_count(),
+                    bool(pile >> SETTEBELLO & 1),
+                    scope[team],
+                )
+            )
+        seats = []
+        for p in range(4):
+            role = {deal.first_player: " (first player)", deal.dealer: " (dealer)"}.get(p, "")
+            visible = show in ("all", f"player_{p}") or (show == "current" and to_move == p)
+            seats.append((f"player_{p}{role}", cards_of(masks["hands"][p] & ~in_play), visible))
+        scores = match.scores
+        game = deal.kind.name.replace("_", " ").capitalize()
+        header = (
+            f"{game}  deal {deal_number}  match {scores[0]}-{scores[1]} "
+            f"(target {match.rules.target})"
+        )
+        return render.ScoponeScene(
+            header=header,
+            teams=(teams[0], teams[1]),
+            table=cards_of(masks["table"]),
+            seats=tuple(seats),
+            to_move=to_move,
+            pending=self.pending_card,
+            picked=self.picked,
+            last_play="last play: " + render.describe_play(self.last_play),
+            status=self._status(over, None if to_move is None else f"player_{to_move}"),
+        )

@@ -44,7 +44,8 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
-from scopa_env.batched import NUM_ACTIONS, BatchedScopa, BatchStep, random_legal_actions
+from scopa_env.actions import NUM_ACTIONS
+from scopa_env.batched import BatchedScopa, BatchStep, random_legal_actions
 from scopa_env.observation import OBS_HIGH, OBS_SIZE
 from scopa_env.rules import Rules, resolve_rules
 from scopa_env.single_agent import check_opponent_rules

@@ -13,13 +13,14 @@ from agents import (
     RandomAgent,
     make_agent,
 )
-from agents.determinize import Determinizer, InfoState
+from agents.determinize import Determinizer
 from agents.greedy import MoveValuer
 from agents.values import CardValues, napola_gain, napola_swing, sure_points
 from scopa_env import scopa_v0
 from scopa_env.captures import consistent_sets, pickable_cards
 from scopa_env.cards import card_name, cards_of, mask_of, parse_card, parse_cards
 from scopa_env.engine import Deal, Move
+from scopa_env.info_state import InfoState
 from scopa_env.observation import encode
 from scopa_env.rules import PRESETS, Rules
 

@@ -12,7 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scopa_env.cards import KINGS_MASK, mask_of, parse_cards
-from scopa_env.engine import DEAL_KINDS, Deal, Match, Move, needs_redeal
+from scopa_env.engine import Deal, Match, Move, needs_redeal
+from scopa_env.tables import TABLES
 from scopa_env.rules import PRESETS, Rules
 
 ALL_CARDS = frozenset(range(40))
@@ -61,7 +62,7 @@ def test_two_player_deal_is_unchanged() -> None:
     deal = Deal.from_deck(list(range(40)), first_player=1)
     assert deal.hands == ((1, 3, 5), (0, 2, 4)) and deal.table == (6, 7, 8, 9)
     assert deal.dealer == 0 and deal.num_players == 2 and len(deal.stock) == 30
-    assert deal.kind == DEAL_KINDS["scopa"]
+    assert deal.kind == TABLES["scopa"]
 
 
 def first_permutation(seed: int) -> list[int]:
@@ -225,7 +226,7 @@ def test_capture_rules_are_the_same_with_four_players() -> None:
         ({"first_player": 1}, "player 0 is to move"),
         ({"stock": cards("7C"), "table": ()}, "stock"),
         ({"kind": "scopa"}, "two entries"),
-        ({"kind": "briscola"}, "unknown deal kind"),
+        ({"kind": "briscola"}, "unknown table"),
     ],
 )
 def test_four_player_positions_are_validated(kwargs: dict, message: str) -> None:
@@ -313,7 +314,7 @@ def test_random_scopone_deals_keep_every_invariant(
     rules = Rules.preset(preset)
     rng = np.random.default_rng(seed)
     deal = Deal.new(rng, first_player=first, rules=rules, kind=kind)
-    hand_size = DEAL_KINDS[kind].hand_size
+    hand_size = TABLES[kind].hand_size
     plays = 0
     while not deal.is_over:
         places = [*deal.hands, deal.table, *deal.captures]
@@ -326,7 +327,7 @@ def test_random_scopone_deals_keep_every_invariant(
         moves = deal.legal_moves()
         deal.play(moves[int(rng.integers(len(moves)))])
         plays += 1
-    assert plays == 40 - DEAL_KINDS[kind].table_size
+    assert plays == 40 - TABLES[kind].table_size
     assert deal.table == () or deal.last_capturer is None
     teams = deal.team_captures
     assert set(teams[0]) | set(teams[1]) | set(deal.table) == ALL_CARDS

@@ -20,12 +20,13 @@ from pettingzoo.test import api_test, render_test, seed_test
 
 import scopa_env
 from agents import make_agent
-from agents.determinize import Determinizer, InfoState
+from agents.determinize import Determinizer
 from cli import main as cli
 from evaluation.harness import duplicate_deck, evaluate
 from evaluation.report import markdown_report
 from scopa_env import render, scopone_observation, scopone_v0
 from scopa_env.cards import card_name, mask_of, parse_card, parse_cards
+from scopa_env.info_state import InfoState
 from scopa_env.rules import PRESETS, Rules
 from scopa_env.scopone_observation import OBS_SIZE, OBS_SLICES, plane
 from scopa_env.scopone_v0 import PICK_OFFSET, IllegalActionError
@@ -107,7 +108,7 @@ def test_pickle_round_trip_keeps_the_game(deal: str) -> None:
     for _ in range(int(rng.integers(1, 60))):
         random_step(env, rng)
     clone = pickle.loads(pickle.dumps(env))
-    assert clone.unwrapped.deal == env.unwrapped.deal and clone.unwrapped.deal_kind.name == deal
+    assert clone.unwrapped.deal == env.unwrapped.deal and clone.unwrapped.table.name == deal
     for _ in range(400):
         if not env.agents or env.terminations[env.agent_selection]:
             break
@@ -125,7 +126,7 @@ def test_pickle_round_trip_keeps_the_game(deal: str) -> None:
     assert clone.unwrapped.match.scores == env.unwrapped.match.scores
     assert env.unwrapped.match.deals_played >= 2  # the generator travelled with the game
     fresh = pickle.loads(pickle.dumps(scopone_v0.raw_env(deal=deal, episode="deal")))
-    assert fresh.episode == "deal" and fresh.deal_kind.name == deal
+    assert fresh.episode == "deal" and fresh.table.name == deal
     twin = copy.deepcopy(env.unwrapped)
     assert twin.deal == env.unwrapped.deal and twin.deal is not env.unwrapped.deal
 
@@ -646,7 +647,7 @@ def test_heuristic_reply_model_uses_the_next_players_hand() -> None:
 def test_evaluate_plays_partnerships_on_duplicate_deals() -> None:
     # Identical deterministic players: each deal played twice with the partnerships swapped
     # gives A exactly what it gave B, so every pair sums to zero.
-    records, summaries, _ = evaluate(["greedy", "greedy:seed=1"], deals=4, game="scopone")
+    records, summaries, _ = evaluate(["greedy", "greedy:seed=1"], deals=4, table="scopone")
     assert [(r.pair, r.replica) for r in records] == [(p, k) for p in range(4) for k in (0, 1)]
     for pair in range(4):
         one, two = records[2 * pair : 2 * pair + 2]
@@ -663,13 +664,13 @@ def kings(cards_: list[int]) -> int:
 
 
 def test_evaluate_reports_team_results_for_scopone() -> None:
-    _, summaries, _ = evaluate(["greedy", "random"], deals=20, seed=1, game="scopone_scientifico")
+    _, summaries, _ = evaluate(["greedy", "random"], deals=20, seed=1, table="scopone_scientifico")
     s = summaries[0]
     assert s.deal_pairs == 20 and s.points_per_deal - s.points_per_deal_ci > 1.0
-    report = markdown_report(summaries, [], {"game": "scopone_scientifico"})
+    report = markdown_report(summaries, [], {"table": "scopone_scientifico"})
     assert "partnerships" in report and "| greedy | random | 20 |" in report
-    with pytest.raises(ValueError, match="unknown game"):
-        evaluate(["greedy", "random"], deals=1, game="briscola")
+    with pytest.raises(ValueError, match="unknown table"):
+        evaluate(["greedy", "random"], deals=1, table="briscola")
 
 
 def test_cli_eval_game_scopone(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
@@ -678,4 +679,4 @@ def test_cli_eval_game_scopone(tmp_path: Any, capsys: pytest.CaptureFixture[str]
                      "--out", str(out), "--no-progress"])  # fmt: skip
     assert code == 0
     text = capsys.readouterr().out
-    assert "- game: `scopone`" in text and "| greedy | random | 2 |" in text
+    assert "- table: `scopone`" in text and "| greedy | random | 2 |" in text

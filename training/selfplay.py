@@ -20,8 +20,9 @@ import torch
 from gymnasium import spaces
 from stable_baselines3.common.vec_env import VecEnv
 
+from scopa_env.actions import NUM_ACTIONS
+
 BASELINES = ("random", "greedy", "heuristic")
-NUM_ACTIONS = 80
 SNAPSHOT_KINDS = ("snapshot", "latest")
 
 

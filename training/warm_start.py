@@ -30,7 +30,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import torch
 
-from agents.base import NUM_ACTIONS
+from scopa_env.actions import NUM_ACTIONS
 
 
 class Decisions(NamedTuple):

@@ -1,0 +1,92 @@
+"""The tables Scopa is played at: seats, sides and how the cards are dealt (RULES.md section 8).
+
+A ``Table`` is the one description of a game's seating that every layer reads: the engine deals
+and scores by it, the environments name their agents and sides from it, the harness seats its
+players by it and the command line and training configs choose it by name. The rules options
+(``scopa_env.rules.Rules``) are the other half of a game and travel beside it.
+
+=======================  =====  =====  ==========  =====  ======  ======================
+Table                    Seats  Sides  Hand        Table  Rounds  Sides are
+=======================  =====  =====  ==========  =====  ======  ======================
+``scopa``                2      2      3 a round   4      6       the two players
+``scopone``              4      2      9           4      1       seats 0+2 against 1+3
+``scopone_scientifico``  4      2      10          0      1       seats 0+2 against 1+3
+=======================  =====  =====  ==========  =====  ======  ======================
+
+Seat ``s`` belongs to side ``s % sides``, so partners sit alternately and a table where each
+plays for themselves has as many sides as seats. Agents are named ``player_0``, ``player_1``...
+by seat in every environment.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+
+
+@dataclass(frozen=True)
+class Table:
+    """One table: ``players`` seats in ``sides`` sides; ``hand_size`` cards each per round, then
+    ``table_size`` cards face up once; ``rounds`` rounds in all (the rest is the stock)."""
+
+    name: str
+    players: int
+    sides: int
+    hand_size: int
+    table_size: int
+    rounds: int
+
+    @property
+    def round_cards(self) -> int:
+        """Cards dealt to the hands in one round."""
+        return self.players * self.hand_size
+
+    @cached_property
+    def agents(self) -> tuple[str, ...]:
+        """The agent names of the seats, as every environment names them."""
+        return tuple(f"player_{seat}" for seat in range(self.players))
+
+    @property
+    def partnerships(self) -> bool:
+        """Whether sides hold more than one seat."""
+        return self.sides < self.players
+
+    def side_of(self, seat: int) -> int:
+        """The side a seat plays for."""
+        return seat % self.sides
+
+    def seats_of(self, side: int) -> tuple[int, ...]:
+        """The seats of one side, in seat order."""
+        return tuple(range(side, self.players, self.sides))
+
+    def table_of(self, deck: Sequence[int]) -> Sequence[int]:
+        """The cards of a deck order that go face up to the table."""
+        return deck[self.round_cards : self.round_cards + self.table_size]
+
+
+TABLES: dict[str, Table] = {}
+
+
+def register_table(table: Table) -> Table:
+    """Add a table to ``TABLES`` under its name (a name is registered once)."""
+    if table.name in TABLES and TABLES[table.name] != table:
+        raise ValueError(f"a different table is already registered as {table.name!r}")
+    TABLES[table.name] = table
+    return table
+
+
+SCOPA = register_table(Table("scopa", 2, 2, hand_size=3, table_size=4, rounds=6))
+register_table(Table("scopone", 4, 2, hand_size=9, table_size=4, rounds=1))
+register_table(Table("scopone_scientifico", 4, 2, hand_size=10, table_size=0, rounds=1))
+
+
+def resolve_table(table: Table | str | None) -> Table:
+    """Accept a registered ``Table``, a table name (``TABLES``) or ``None`` (two-player Scopa)."""
+    if table is None:
+        return SCOPA
+    if isinstance(table, Table) and TABLES.get(table.name) == table:
+        return table
+    if isinstance(table, str) and table in TABLES:
+        return TABLES[table]
+    raise ValueError(f"unknown table {table!r}; choose one of {sorted(TABLES)}")
