@@ -43,9 +43,9 @@ import numpy as np
 from evaluation.players import PlayerSpec, player_for
 from evaluation.records import GameRecord
 from evaluation.stats import PairingSummary, elo_table, summarise
-from scopa_env.environments import make_aec
 from scopa_env.cards import NUM_CARDS
 from scopa_env.engine import needs_redeal
+from scopa_env.environments import make_aec
 from scopa_env.rules import Rules, resolve_rules
 from scopa_env.tables import resolve_table
 

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from scopa_env.cards import KINGS_MASK, mask_of, parse_cards
 from scopa_env.engine import Deal, Match, Move, needs_redeal
-from scopa_env.tables import TABLES
 from scopa_env.rules import PRESETS, Rules
+from scopa_env.tables import TABLES
 
 ALL_CARDS = frozenset(range(40))
 
