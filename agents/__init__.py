@@ -15,6 +15,7 @@ from agents.heuristic import HeuristicAgent
 from agents.ismcts import ISMCTSAgent
 from agents.policy import PRETRAINED_CHECKPOINT, PolicyAgent
 from agents.random_agent import RandomAgent
+from scopa_env.players import UnknownPlayerError
 
 AGENTS: dict[str, type] = {
     "random": RandomAgent,
@@ -27,7 +28,8 @@ AGENTS: dict[str, type] = {
 def make_agent(name_or_path: str | Path, **kwargs: Any) -> Agent:
     """A player by name (``random``, ``greedy``, ``heuristic``, ``ismcts``, ``pretrained``) or
     by the path of a MaskablePPO checkpoint; ``kwargs`` go to its constructor (``rules``,
-    ``seed`` and the player's own options)."""
+    ``seed`` and the player's own options). It is also the ``scopa_env.players`` entry point,
+    through which environments build an opponent by name."""
     name = str(name_or_path)
     if name in AGENTS:
         return AGENTS[name](**kwargs)
@@ -41,7 +43,7 @@ def make_agent(name_or_path: str | Path, **kwargs: Any) -> Agent:
     path = Path(name)
     if path.suffix == ".zip" or path.is_file():
         return PolicyAgent(path, **kwargs)
-    raise ValueError(
+    raise UnknownPlayerError(
         f"unknown player {name!r}: use one of {sorted([*AGENTS, 'pretrained'])} "
         "or the path of a MaskablePPO .zip checkpoint"
     )

@@ -9,26 +9,16 @@ can take either seat in any environment and be evaluated on duplicate deals.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import numpy as np
 
 from scopa_env.cards import card_name
 from scopa_env.engine import MaskMove
 from scopa_env.info_state import InfoState
+from scopa_env.players import Observation
+from scopa_env.players import Player as Agent
 from scopa_env.rules import Rules, resolve_rules
-
-Observation = Mapping[str, np.ndarray]
-
-
-@runtime_checkable
-class Agent(Protocol):
-    """Anything that plays Scopa from observations."""
-
-    def act(self, observation: Observation) -> int:
-        """A legal action for this observation dict."""
-        ...
 
 
 def reset_agent(agent: Agent, seed: int | None = None) -> None:

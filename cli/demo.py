@@ -1,32 +1,17 @@
-"""``scopa demo``: one match between two simple players, printed deal by deal."""
+"""``scopa demo``: one match between the random and the greedy player, printed deal by deal."""
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 
 import numpy as np
 
+from agents import make_agent
 from cli.rules_args import add_rules_arguments, rules_from_args
-from scopa_env.engine import Deal, Match, Move
-
-Player = Callable[[Deal, np.random.Generator], Move]
+from scopa_env import render, scopa_v0
 
 CATEGORIES = ("cards", "coins", "settebello", "primiera", "scope")
-
-
-def random_player(deal: Deal, rng: np.random.Generator) -> Move:
-    """A uniformly random legal move."""
-    moves = deal.legal_moves()
-    return moves[rng.integers(len(moves))]
-
-
-def greedy_player(deal: Deal, rng: np.random.Generator) -> Move:
-    """A legal move that captures the most cards; ties broken at random."""
-    moves = deal.legal_moves()
-    most = max(len(move.capture) for move in moves)
-    best = [move for move in moves if len(move.capture) == most]
-    return best[rng.integers(len(best))]
+PLAYERS = ("random", "greedy")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -39,36 +24,42 @@ def run(args: argparse.Namespace) -> int:
     seed = (
         args.seed if args.seed is not None else int(np.random.SeedSequence().generate_state(1)[0])
     )
-    rng = np.random.default_rng(seed)
     try:
         rules = rules_from_args(args)
     except ValueError as error:
         raise SystemExit(f"scopa demo: {error}") from None
-    players: tuple[tuple[str, Player], ...] = (("random", random_player), ("greedy", greedy_player))
-
+    env = scopa_v0.raw_env(rules=rules)
+    players = dict(
+        zip(
+            env.possible_agents,
+            (make_agent(n, rules=rules, seed=seed) for n in PLAYERS),
+            strict=True,
+        )
+    )
     options = "".join(f" {k}={str(v).lower()}" for k, v in args.rule if k != "target")
     print(f"scopa demo: rules={args.rules}{options} target={rules.target} seed={seed}")
-    print("  ".join(f"P{i} {name}" for i, (name, _) in enumerate(players)))
+    print("  ".join(f"P{i} {name}" for i, name in enumerate(PLAYERS)))
     shown = CATEGORIES + tuple(name for name in ("re_bello", "napola") if getattr(rules, name))
-    match = Match(rules, first_dealer=int(rng.integers(2)))
-    while not match.is_over:
-        dealer = match.dealer
-        deal = match.new_deal(rng)
-        while not deal.is_over:
-            player = deal.current_player
-            move = players[player][1](deal, rng)
-            if args.moves:
-                print(f"    P{player} {move}")
-            deal.play(move)
-        a, b = deal.score()
-        match.record_deal(deal)
-        parts = " ".join(f"{name} {getattr(a, name)}-{getattr(b, name)}" for name in shown)
-        print(
-            f"deal {match.deals_played:2d}  dealer P{dealer}  points {a.total}-{b.total}"
-            f"  ({parts})  match {match.scores[0]}-{match.scores[1]}"
-        )
-    winner = match.winner
+
+    env.reset(seed=seed)
+    dealer = env.deal.dealer
+    while not all(env.terminations.values()):
+        agent = env.agent_selection
+        deals = env.match.deals_played
+        env.step(players[agent].act(env.observe(agent)))
+        if args.moves and env.last_play is not None and env.phase == "play":
+            print(f"    {render.describe_play(env.last_play)}")
+        if env.match.deals_played > deals:  # that play ended a deal
+            a, b = env.infos[agent]["deal_score"]
+            parts = " ".join(f"{name} {a[name]}-{b[name]}" for name in shown)
+            scores = env.match.scores
+            print(
+                f"deal {env.match.deals_played:2d}  dealer P{dealer}  points "
+                f"{a['total']}-{b['total']}  ({parts})  match {scores[0]}-{scores[1]}"
+            )
+            dealer = env.deal.dealer
+    winner = env.match.winner
     assert winner is not None
-    won, lost = match.scores[winner], match.scores[1 - winner]
-    print(f"P{winner} ({players[winner][0]}) wins {won}-{lost}")
+    won, lost = env.match.scores[winner], env.match.scores[1 - winner]
+    print(f"P{winner} ({PLAYERS[winner]}) wins {won}-{lost}")
     return 0

@@ -16,31 +16,23 @@ come from ``action_masks()`` (what sb3-contrib's ``MaskablePPO`` calls) and ``in
 from __future__ import annotations
 
 import dataclasses
-import inspect
 from collections.abc import Callable
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal
 
 import gymnasium
 import numpy as np
 from gymnasium import spaces
 
+from scopa_env.actions import NUM_ACTIONS
 from scopa_env.observation import OBS_HIGH, OBS_SIZE
+from scopa_env.players import Observation, Player, make_player
 from scopa_env.rules import Rules
-from scopa_env.scopa_v0 import AGENTS, NUM_ACTIONS, IllegalActionError, raw_env
+from scopa_env.scopa_v0 import AGENTS, IllegalActionError, raw_env
 
-__all__ = ["Opponent", "ScopaSingleAgentEnv", "check_opponent_rules"]
+__all__ = ["ScopaSingleAgentEnv", "check_opponent_rules"]
 
 ObsDict = dict[str, np.ndarray]
-
-
-@runtime_checkable
-class Opponent(Protocol):
-    """A player: ``act`` returns a legal action for a ``scopa_v0`` observation dict."""
-
-    def act(self, observation: ObsDict) -> int: ...
-
-
-OpponentLike = Opponent | Callable[[ObsDict], int] | str | None
+OpponentLike = Player | Callable[[Observation], int] | str | None
 SEATS = ("alternate", "random")
 ILLEGAL_ACTIONS = ("lose", "raise")
 
@@ -67,23 +59,12 @@ def _resolve_opponent(
     """The opponent's move function and its optional ``reset(seed=...)``.
 
     ``None`` stands for the environment's own random player. A name is built by
-    ``agents.make_agent``, given the environment's rules when it accepts them.
+    ``scopa_env.players.make_player`` with the environment's rules.
     """
     if opponent is None:
         return None, None
     if isinstance(opponent, str):
-        try:
-            from agents import make_agent  # type: ignore[attr-defined]
-        except ImportError as error:
-            raise ValueError(
-                f"opponent {opponent!r}: a named opponent needs agents.make_agent, which is "
-                "not available; pass an object with act(observation) or a callable instead"
-            ) from error
-        parameters = inspect.signature(make_agent).parameters.values()
-        accepts_rules = any(
-            p.name == "rules" or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters
-        )
-        opponent = make_agent(opponent, rules=rules) if accepts_rules else make_agent(opponent)
+        opponent = make_player(opponent, rules=rules)
     check_opponent_rules(opponent, rules)
     reset = getattr(opponent, "reset", None)
     reset = reset if callable(reset) else None
@@ -104,7 +85,7 @@ class ScopaSingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
     Args:
         opponent: ``None`` (uniformly random legal moves, seeded by ``reset``), an object with
             ``act(observation_dict) -> int``, a callable on the observation dict, or the name
-            of a player from ``agents`` (``agents.make_agent(name)``). An opponent with a
+            of a player (``scopa_env.players.make_player(name)``). An opponent with a
             ``reset(seed=...)`` method is reset with a seed from this environment every
             episode, so seeded runs repeat exactly.
         seat: the learner's seat: 0, 1, ``"alternate"`` (0 then 1 then 0..., restarting at 0
@@ -218,7 +199,7 @@ class ScopaSingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
             info = self._info()
             info["illegal_action"] = True
             return self._obs["observation"].copy(), self.illegal_reward, True, False, info
-        reward = self._play_opponent()
+        reward = self._play_opponent(aec.rewards[self.agent])
         if self.render_mode == "human":
             self.render()
         return self._obs["observation"].copy(), reward, self._over, False, self._info()
@@ -246,8 +227,9 @@ class ScopaSingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
 
     # Internals ------------------------------------------------------------------------------
 
-    def _play_opponent(self) -> float:
-        """Let the opponent move until the learner is to move or the game ends."""
+    def _play_opponent(self, reward: float = 0.0) -> float:
+        """Let the opponent move until the learner is to move or the game ends; return the
+        learner's reward since its own action (``reward``, what that action earned)."""
         aec, learner = self.aec, self.agent
         while not aec.terminations[learner] and aec.agent_selection != learner:
             observation = aec.observe(aec.agent_selection)
@@ -260,11 +242,10 @@ class ScopaSingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
                 aec.step(action)
             except IllegalActionError as error:
                 raise IllegalActionError(f"the opponent chose an illegal action: {error}") from None
+            reward += aec.rewards[learner]
         self._over = aec.terminations[learner]
         self._obs = aec.observe(learner)
-        reward = float(aec._cumulative_rewards[learner])
-        aec._cumulative_rewards[learner] = 0.0
-        return reward
+        return float(reward)
 
     def _info(self) -> dict[str, Any]:
         info = dict(self.aec.infos[self.agent])

@@ -19,9 +19,11 @@ seat; legal actions come from ``action_masks()`` (``(N, 80)`` bool, what sb3-con
 Argument       Meaning
 =============  ==================================================================================
 ``opponent``   ``"random"`` / ``None`` (uniform legal moves, sampled from the engine's bit masks),
-               an ``agents`` name (``"greedy"``...; needs ``act_batch``), an object with
+               a player's name (``"greedy"``...; needs ``act_batch``), an object with
                ``act_batch(obs, masks)``, or a callable ``(obs (n, 373), masks (n, 80)) -> (n,)``,
-               e.g. a frozen policy evaluated on the whole batch (``sb3_opponent``)
+               e.g. a frozen policy evaluated on the whole batch (``sb3_opponent``); an object
+               with ``act_games(games, obs, masks)`` is also told which games the rows are,
+               so it can play each game differently (the self-play pool does)
 ``seat``       the learner's seat: ``"alternate"`` (game ``i`` starts in seat ``i % 2`` and swaps
                every episode), ``0`` or ``1``
 ``rules``      as ``scopa_v0``; so are ``episode`` and ``reward``
@@ -36,7 +38,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict, Unpack
 
 import gymnasium
 import numpy as np
@@ -47,16 +49,28 @@ from gymnasium.vector.utils import batch_space
 from scopa_env.actions import NUM_ACTIONS
 from scopa_env.batched import BatchedScopa, BatchStep, random_legal_actions
 from scopa_env.observation import OBS_HIGH, OBS_SIZE
+from scopa_env.players import make_player
 from scopa_env.rules import Rules, resolve_rules
 from scopa_env.single_agent import check_opponent_rules
 
-__all__ = ["LearnerBatch", "ScopaVecEnv", "ScopaVectorEnv", "sb3_opponent"]
+__all__ = ["BatchOptions", "LearnerBatch", "ScopaVecEnv", "ScopaVectorEnv", "sb3_opponent"]
 
 #: Built on first access by the module's ``__getattr__`` (it imports SB3, hence torch).
 ScopaVecEnv: type[Any]
 
 BatchOpponent = Callable[[np.ndarray, np.ndarray], np.ndarray]
+GameOpponent = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
 OpponentLike = BatchOpponent | str | None | Any
+
+
+class BatchOptions(TypedDict, total=False):
+    """The options of ``LearnerBatch`` that both vector environments take as keywords."""
+
+    opponent: OpponentLike
+    seat: int | Literal["alternate"]
+    episode: Literal["match", "deal"]
+    reward: Literal["match", "points"]
+    seed: int | None
 
 
 def sb3_opponent(model: Any, deterministic: bool = False) -> BatchOpponent:
@@ -75,20 +89,21 @@ def sb3_opponent(model: Any, deterministic: bool = False) -> BatchOpponent:
 
 def _resolve_opponent(
     opponent: OpponentLike, rules: Rules, seed: int | None
-) -> BatchOpponent | None:
-    """The batched move function, or ``None`` for the engine's own random player."""
+) -> GameOpponent | None:
+    """The move function ``(games, obs, masks) -> actions``, or ``None`` for the engine's own
+    random player."""
     if opponent is None or opponent == "random":
         return None
     if isinstance(opponent, str):
-        from agents import make_agent
-
-        opponent = make_agent(opponent, rules=rules, seed=seed)
+        opponent = make_player(opponent, rules=rules, seed=seed)
     check_opponent_rules(opponent, rules)
-    act_batch = getattr(opponent, "act_batch", None)
-    if callable(act_batch):
-        return act_batch
-    if callable(opponent):
-        return opponent
+    act_games = getattr(opponent, "act_games", None)
+    if callable(act_games):
+        return act_games
+    act = getattr(opponent, "act_batch", None)
+    act = act if callable(act) else opponent if callable(opponent) else None
+    if act is not None:
+        return lambda games, obs, masks: act(obs, masks)
     raise ValueError(
         "opponent must be 'random', None, an agents name, an object with act_batch(obs, masks) "
         f"or a callable(obs, masks) -> actions; got {opponent!r}"
@@ -173,7 +188,7 @@ class LearnerBatch:
                 cards, offset = engine.legal_actions_bits()
                 actions = random_legal_actions(cards[games], self.rng) + offset[games]
             else:
-                actions = np.asarray(self.opponent(engine.obs[games], engine.mask[games]))
+                actions = np.asarray(self.opponent(games, engine.obs[games], engine.mask[games]))
             self._collect(games, engine.step_games(games, actions), rewards, done)
 
     def _collect(
@@ -210,16 +225,10 @@ class ScopaVectorEnv(gymnasium.vector.VectorEnv):
         num_envs: int,
         rules: Rules | str | dict[str, Any] | None = None,
         *,
-        opponent: OpponentLike = "random",
-        seat: int | Literal["alternate"] = "alternate",
-        episode: Literal["match", "deal"] = "match",
-        reward: Literal["match", "points"] = "match",
-        seed: int | None = None,
         copy: bool = True,
+        **options: Unpack[BatchOptions],
     ) -> None:
-        self.batch = LearnerBatch(
-            num_envs, rules, opponent=opponent, seat=seat, episode=episode, reward=reward, seed=seed
-        )
+        self.batch = LearnerBatch(num_envs, rules, **options)
         self.num_envs = num_envs
         self.copy = copy
         self.single_observation_space = spaces.Box(0.0, OBS_HIGH, (OBS_SIZE,), np.float32)
@@ -286,18 +295,11 @@ class _SB3Methods:
         self,
         num_envs: int,
         rules: Rules | str | dict[str, Any] | None = None,
-        *,
-        opponent: OpponentLike = "random",
-        seat: int | Literal["alternate"] = "alternate",
-        episode: Literal["match", "deal"] = "match",
-        reward: Literal["match", "points"] = "match",
-        seed: int | None = None,
+        **options: Unpack[BatchOptions],
     ) -> None:
-        self.batch = LearnerBatch(
-            num_envs, rules, opponent=opponent, seat=seat, episode=episode, reward=reward, seed=seed
-        )
+        self.batch = LearnerBatch(num_envs, rules, **options)
         self.render_mode = None
-        self._seed = seed
+        self._seed = options.get("seed")
         self._actions: np.ndarray | None = None
         self._return = np.zeros(num_envs, np.float64)
         self._length = np.zeros(num_envs, np.int64)

@@ -10,8 +10,10 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import agents
+from scopa_env import players
 from scopa_env.cards import parse_cards
 from scopa_env.observation import OBS_SIZE, plane
+from scopa_env.players import UnknownPlayerError
 from scopa_env.rules import PRESETS
 from scopa_env.scopa_v0 import IllegalActionError
 from scopa_env.single_agent import ScopaSingleAgentEnv
@@ -194,40 +196,30 @@ def test_invalid_construction_raises(kwargs: dict[str, Any], message: str) -> No
         ScopaSingleAgentEnv(**kwargs)
 
 
-def test_named_opponent_needs_agents_make_agent(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delattr(agents, "make_agent", raising=False)
-    with pytest.raises(ValueError, match="make_agent"):
+def test_named_opponent_needs_a_package_of_players(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(players, "_factories", lambda: ())
+    with pytest.raises(UnknownPlayerError, match="no package provides players"):
         ScopaSingleAgentEnv(opponent="random")
 
 
 def test_named_opponent_is_built_with_the_rules(monkeypatch: pytest.MonkeyPatch) -> None:
-    built: list[tuple[str, Any]] = []
+    built: list[tuple[str, dict[str, Any]]] = []
 
-    def make_agent(name: str, rules: Any = None) -> Any:
-        built.append((name, rules))
+    def factory(name: str, **options: Any) -> Any:
+        built.append((name, options))
         return first_legal
 
-    monkeypatch.setattr(agents, "make_agent", make_agent, raising=False)
+    monkeypatch.setattr(players, "_factories", lambda: (factory,))
     env = ScopaSingleAgentEnv(opponent="greedy", rules="napola")
-    assert built == [("greedy", env.aec.rules)]
+    assert built == [("greedy", {"rules": env.aec.rules})]
     env.reset(seed=0)
 
 
-def test_named_opponent_gets_rules_through_keyword_arguments(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    built: list[dict[str, Any]] = []
-
-    def make_agent(name: str, **kwargs: Any) -> Any:
-        built.append(kwargs)
-        return first_legal
-
-    monkeypatch.setattr(agents, "make_agent", make_agent, raising=False)
-    env = ScopaSingleAgentEnv(opponent="greedy", rules="scopa_a_quindici")
-    assert built == [{"rules": env.aec.rules}]
+def test_an_unknown_opponent_name_is_a_clear_error() -> None:
+    with pytest.raises(UnknownPlayerError, match="unknown player 'nobody'"):
+        ScopaSingleAgentEnv(opponent="nobody")
 
 
-@pytest.mark.skipif(not hasattr(agents, "make_agent"), reason="agents.make_agent not there yet")
 def test_real_named_opponent_plays_a_variant() -> None:
     env = ScopaSingleAgentEnv(opponent="greedy", rules="scopa_a_quindici", episode="deal")
     result = run_episode(env, 0, np.random.default_rng(0))

@@ -17,10 +17,8 @@ from typing import Any
 
 import numpy as np
 import torch
-from gymnasium import spaces
-from stable_baselines3.common.vec_env import VecEnv
 
-from scopa_env.actions import NUM_ACTIONS
+from scopa_env.vector_env import ScopaVecEnv
 
 BASELINES = ("random", "greedy", "heuristic")
 SNAPSHOT_KINDS = ("snapshot", "latest")
@@ -206,15 +204,35 @@ class SwitchableOpponent:
         return "snapshot" if isinstance(self.member, Snapshot) else self.member
 
 
-class PoolVecEnv(VecEnv):
+class PoolOpponents:
+    """The opponents of all groups as one batched move function for ``LearnerBatch``.
+
+    Rows are split by the pool member their game's group drew, one batched call per distinct
+    member however many groups drew it.
+    """
+
+    def __init__(self, opponents: list[SwitchableOpponent], group_of: np.ndarray) -> None:
+        self.opponents = opponents
+        self.group_of = group_of
+
+    def act_games(self, games: np.ndarray, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        actions = np.empty(games.size, np.intp)
+        members = np.array([o.name for o in self.opponents])[self.group_of[games]]
+        for name in dict.fromkeys(members.tolist()):
+            rows = members == name
+            player = next(o for o in self.opponents if o.name == name)
+            actions[rows] = player.act_batch(obs[rows], masks[rows])
+        return actions
+
+
+class PoolVecEnv(ScopaVecEnv):  # type: ignore[misc, valid-type]
     """The learner against the pool, as one SB3 ``VecEnv`` over the batched engine.
 
-    Learner-centric like ``scopa_env.vector_env``: the learner acts in every game at each
-    ``step`` and the opponents move inside it, so every transition is the learner's own. What
-    it adds is per-game opponents: the games are split into ``groups`` equal blocks and
-    ``draw_opponents`` gives each block a fresh draw from the pool, and the opponent moves of
-    all blocks go into one engine step. The learner's seat alternates per game and episode, so
-    it plays both seats. It also times itself, for the run report's environment share.
+    It is ``scopa_env.vector_env.ScopaVecEnv`` (the learner acts in every game at each step,
+    the opponents move inside it, the learner's seat alternates per game and episode) with
+    per-game opponents: the games are split into ``groups`` equal blocks and
+    ``draw_opponents`` gives each block a fresh draw from the pool. It also shapes rewards,
+    keeps results per opponent kind and times itself, for the run report's environment share.
     """
 
     def __init__(
@@ -230,31 +248,33 @@ class PoolVecEnv(VecEnv):
         shaping: float = 0.0,
         gamma: float = 1.0,
     ) -> None:
-        from scopa_env.batched import BatchedScopa
-        from scopa_env.observation import OBS_HIGH, OBS_SIZE
-
         if num_envs % groups:
             raise ValueError(f"num_envs={num_envs} must be a multiple of groups={groups}")
-        observation_space = spaces.Box(0.0, OBS_HIGH, (OBS_SIZE,), np.float32)
-        self.render_mode = None
-        super().__init__(num_envs, observation_space, spaces.Discrete(NUM_ACTIONS))
-        self.engine = BatchedScopa(num_envs, rules, episode=episode, reward=reward, seed=seed)
         self.pool = pool
         self.groups = groups
         self.baselines = dict(baselines)
         self.opponents = [SwitchableOpponent(self.baselines) for _ in range(groups)]
         self.group_of = np.arange(num_envs) // (num_envs // groups)
-        self.seat = (np.arange(num_envs) % 2).astype(np.int8)
-        self.episode_return = np.zeros(num_envs, np.float64)
-        self.episode_length = np.zeros(num_envs, np.int64)
+        super().__init__(
+            num_envs,
+            rules,
+            opponent=PoolOpponents(self.opponents, self.group_of),
+            episode=episode,  # type: ignore[typeddict-item]
+            reward=reward,  # type: ignore[typeddict-item]
+            seed=seed,
+        )
+        self.engine = self.batch.engine
         self.env_seconds = 0.0
         self.results: dict[str, tuple[float, int]] = {}
         self.shaping = MaterialPotential(self.engine.rules, shaping, gamma) if shaping else None
         self.potential = np.zeros(num_envs, np.float32)
-        self._seed: int | None = seed
-        self._actions: np.ndarray | None = None
 
-    # Pool -----------------------------------------------------------------------------------
+    @property
+    def seat(self) -> np.ndarray:
+        """The learner's seat in every game."""
+        return self.batch.seat
+
+    # Pool -------------------------------------------------------------------------------
 
     def attach_policy(self, policy: torch.nn.Module) -> None:
         """Give every group a frozen copy of the learner's network to load snapshots into."""
@@ -276,130 +296,45 @@ class PoolVecEnv(VecEnv):
         return results
 
     def take_timers(self) -> tuple[float, float]:
-        """Seconds spent in the environment and, within it, in opponent moves, since last call."""
+        """Seconds in the environment and, within it, in opponent moves, since last call."""
         env_s, self.env_seconds = self.env_seconds, 0.0
         opp_s = sum(opponent.seconds for opponent in self.opponents)
         for opponent in self.opponents:
             opponent.seconds = 0.0
         return env_s, opp_s
 
-    # Stepping -------------------------------------------------------------------------------
-
-    def _opponents_move(self, rewards: np.ndarray, dones: np.ndarray, infos: list[dict]) -> None:
-        """Play opponent moves until the learner is to act in every game."""
-        engine = self.engine
-        while True:
-            games = np.flatnonzero(engine.player != self.seat)
-            if games.size == 0:
-                return
-            obs, mask = engine.obs[games], engine.mask[games]
-            actions = np.empty(games.size, np.intp)
-            # One batched call per distinct member, however many groups drew it.
-            members = np.array([o.name for o in self.opponents])[self.group_of[games]]
-            for name in dict.fromkeys(members.tolist()):
-                rows = members == name
-                player = next(o for o in self.opponents if o.name == name)
-                actions[rows] = player.act_batch(obs[rows], mask[rows])
-            result = engine.step_games(games, actions)
-            self._collect(games, result, rewards, dones, infos)
-
-    def _collect(
-        self, games: np.ndarray, result: Any, rewards: np.ndarray, dones: np.ndarray, infos: list
-    ) -> None:
-        """Credit the learner's rewards and close the episodes that ended in this engine step."""
-        seat = self.seat[games]
-        rewards[games] += result.rewards[np.arange(games.size), seat]
-        ended = np.flatnonzero(result.terminated)
-        if ended.size == 0:
-            return
-        final_obs = result.infos["final_obs"]
-        for row in ended:
-            game = int(games[row])
-            dones[game] = True
-            infos[game]["terminal_observation"] = final_obs[row, seat[row]].copy()
-        self.seat[games[ended]] ^= 1  # the next episode in that game swaps seats
+    # Stepping: the vector environment's, with shaping, statistics and timing -----------
 
     def reset(self) -> np.ndarray:
         start = time.perf_counter()
-        self.engine.reset(seed=self._seed)
-        self._seed = None
-        self.seat = (np.arange(self.num_envs) % 2).astype(np.int8)
-        self.episode_return[:] = 0.0
-        self.episode_length[:] = 0
-        rewards = np.zeros(self.num_envs, np.float32)
-        dones = np.zeros(self.num_envs, bool)
-        self._opponents_move(rewards, dones, [{} for _ in range(self.num_envs)])
+        obs = super().reset()
         if self.shaping is not None:
             self.potential = self.shaping(self.engine.obs)
         self.env_seconds += time.perf_counter() - start
-        return self.engine.obs.copy()
-
-    def step_async(self, actions: np.ndarray) -> None:
-        self._actions = np.asarray(actions)
+        return obs
 
     def step_wait(self) -> Any:
         start = time.perf_counter()
-        assert self._actions is not None
-        n = self.num_envs
-        rewards = np.zeros(n, np.float32)
-        dones = np.zeros(n, bool)
-        infos: list[dict[str, Any]] = [{} for _ in range(n)]
-        games = np.arange(n)
-        self._collect(games, self.engine.step(self._actions), rewards, dones, infos)
-        self._opponents_move(rewards, dones, infos)
-        self.episode_return += rewards  # the statistics count the game's own points only
-        self.episode_length += 1
-        if self.shaping is not None:
+        obs, rewards, dones, infos = super().step_wait()
+        if self.shaping is not None:  # the statistics count the game's own points only
             rewards = rewards + self.shaping.reward(self.potential, self.engine.obs, dones)
             self.potential = self.shaping(self.engine.obs)
         for game in np.flatnonzero(dones):
-            infos[game]["episode"] = {
-                "r": float(self.episode_return[game]),
-                "l": int(self.episode_length[game]),
-            }
             kind = self.opponents[self.group_of[game]].kind
             total, count = self.results.get(kind, (0.0, 0))
-            self.results[kind] = (total + float(self.episode_return[game]), count + 1)
-        self.episode_return[dones] = 0.0
-        self.episode_length[dones] = 0
+            self.results[kind] = (total + infos[game]["episode"]["r"], count + 1)
         self.env_seconds += time.perf_counter() - start
-        return self.engine.obs.copy(), rewards, dones, infos
-
-    def action_masks(self) -> np.ndarray:
-        """The learner's legal actions in every game, ``(N, 80)`` bool."""
-        return self.engine.mask != 0
-
-    # The rest of SB3's VecEnv interface -------------------------------------------------------
+        return obs, rewards, dones, infos
 
     def seed(self, seed: int | None = None) -> list[int | None]:
         """Seed the deals; takes effect at the next ``reset``."""
         self._seed = seed
         return [seed] * self.num_envs
 
-    def close(self) -> None:
-        pass
-
-    def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
-        return [getattr(self, attr_name)] * len(self._get_indices(indices))
-
-    def set_attr(self, attr_name: str, value: Any, indices: Any = None) -> None:
-        setattr(self, attr_name, value)
-
     def env_method(
         self, method_name: str, *method_args: Any, indices: Any = None, **method_kwargs: Any
     ) -> list[Any]:
-        if method_name != "action_masks":
-            raise AttributeError(f"PoolVecEnv has no per-environment method {method_name!r}")
         start = time.perf_counter()
-        masks = self.action_masks()[list(self._get_indices(indices))]
+        result = super().env_method(method_name, *method_args, indices=indices, **method_kwargs)
         self.env_seconds += time.perf_counter() - start
-        return list(masks)
-
-    def env_is_wrapped(self, wrapper_class: type, indices: Any = None) -> list[bool]:
-        return [False] * len(self._get_indices(indices))
-
-    def has_attr(self, attr_name: str) -> bool:
-        return attr_name == "action_masks" or hasattr(self, attr_name)
-
-    def get_images(self) -> list[Any]:
-        return []
+        return result

@@ -1,0 +1,57 @@
+"""The player protocol, and players by name for the environments that take an opponent.
+
+A player maps an environment's observation dict (``"observation"``, ``"action_mask"``) to a
+legal action; players that oppose a whole batch also have ``act_batch(observations, masks)``.
+The game knows no player itself: ``make_player`` asks the packages that declare players under
+the ``scopa_env.players`` entry-point group (this project's ``agents`` package does, in
+``pyproject.toml``), so ``ScopaSingleAgentEnv(opponent="greedy")`` works without the game
+importing the players.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from functools import cache
+from importlib.metadata import entry_points
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+Observation = Mapping[str, np.ndarray]
+#: The entry-point group of player factories: ``factory(name, **options) -> Player``.
+ENTRY_POINT_GROUP = "scopa_env.players"
+
+
+@runtime_checkable
+class Player(Protocol):
+    """Anything that plays Scopa from observations."""
+
+    def act(self, observation: Observation) -> int:
+        """A legal action for this observation dict."""
+        ...
+
+
+class UnknownPlayerError(ValueError):
+    """A player name that no installed package provides."""
+
+
+@cache
+def _factories() -> tuple[Callable[..., Player], ...]:
+    return tuple(point.load() for point in entry_points(group=ENTRY_POINT_GROUP))
+
+
+def make_player(name: str, **options: Any) -> Player:
+    """The player called ``name``, built with ``options`` (``rules``, ``seed``, its own)."""
+    factories = _factories()
+    if not factories:
+        raise UnknownPlayerError(
+            f"no package provides players (entry points {ENTRY_POINT_GROUP!r}), so {name!r} "
+            "cannot be built; install scopa-env, or pass a player object instead of a name"
+        )
+    errors = []
+    for factory in factories:
+        try:
+            return factory(name, **options)
+        except UnknownPlayerError as error:
+            errors.append(str(error))
+    raise UnknownPlayerError("; ".join(errors))
