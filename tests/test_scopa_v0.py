@@ -4,7 +4,6 @@ illegal actions, rewards, infos, reset options, pickling and rendering."""
 from __future__ import annotations
 
 import copy
-import importlib
 import pickle
 import re
 import warnings
@@ -14,6 +13,7 @@ from typing import Any
 import numpy as np
 import pettingzoo
 import pytest
+from conftest import assert_same, bombardment, hidden_cards, play, random_step, snapshot, take
 from pettingzoo.test import api_test, render_test, seed_test
 
 import scopa_env
@@ -24,31 +24,12 @@ from scopa_env.render import describe_play
 from scopa_env.rules import PRESETS, Rules
 from scopa_env.scopa_v0 import PICK_OFFSET, IllegalActionError, Play
 
-# pettingzoo.test re-exports functions under its submodules' names: import the module by path.
-api_test_module = importlib.import_module("pettingzoo.test.api_test")
-
 RULES = [None, *sorted(PRESETS)]
 AGENTS = ("player_0", "player_1")
 
 
-def play(name: str) -> int:
-    return parse_card(name)
-
-
-def take(name: str) -> int:
-    return PICK_OFFSET + parse_card(name)
-
-
 def action_names(env: Any) -> list[str]:
     return [env.describe_action(a) for a in env.legal_actions()]
-
-
-def random_step(env: Any, rng: np.random.Generator) -> int:
-    """Step the agent to move with a uniform legal action from its mask."""
-    legal = np.flatnonzero(env.observe(env.agent_selection)["action_mask"])
-    action = int(legal[rng.integers(len(legal))])
-    env.step(action)
-    return action
 
 
 def play_out(env: Any, rng: np.random.Generator) -> None:
@@ -83,32 +64,6 @@ def test_pettingzoo_seed(rules: str | None) -> None:
 def test_pettingzoo_render(rules: str | None, capsys: pytest.CaptureFixture[str]) -> None:
     render_test(partial(scopa_v0.env, rules=rules))
     assert "Scopa" in capsys.readouterr().out  # the "human" mode prints the text picture
-
-
-def bombardment(env: Any, cycles: int) -> None:
-    """PettingZoo's ``bombardment_test``, repaired.
-
-    In PettingZoo 1.27 it checks the return value of ``step`` (always ``None`` in the AEC API)
-    against the observation space and compares arrays with the first observation *dict*, so it
-    fails for every environment with dict observations, ``connect_four_v3`` included. This is
-    the same loop (each agent steps once per cycle with a random legal action, then reset) with
-    the observation read from ``last()``.
-    """
-    rng = np.random.default_rng(0)
-    env.reset()
-    first, *_ = env.last()
-    for _ in range(cycles):
-        for agent in env.agent_iter(env.num_agents):
-            obs, _, termination, truncation, _ = env.last()
-            assert env.observation_space(agent).contains(obs)
-            api_test_module.test_observation(obs["observation"], first["observation"])
-            api_test_module.test_action_mask(obs["action_mask"])
-            if termination or truncation:
-                action = None
-            else:
-                action = int(rng.choice(np.flatnonzero(obs["action_mask"])))
-            env.step(action)
-        env.reset()
 
 
 @pytest.mark.parametrize("rules", RULES)
@@ -377,12 +332,6 @@ def test_scripted_deal_in_a_match_deals_again() -> None:
 # Information: no leaks ---------------------------------------------------------------------
 
 
-def hidden_cards(env: Any, player: int) -> int:
-    """The cards ``player`` cannot see: the opponent's hand and the stock."""
-    deal = env.deal
-    return mask_of(deal.hands[1 - player]) | mask_of(deal.stock)
-
-
 def replay(deck: list[int], first_player: int, actions: list[int]) -> Any:
     env = scopa_v0.raw_env(episode="deal")
     env.reset(options={"deck": deck, "first_player": first_player})
@@ -494,27 +443,6 @@ def test_every_legal_capture_is_reachable_and_nothing_else(rules: str | None) ->
 
 
 # Illegal actions -----------------------------------------------------------------------------
-
-
-def snapshot(env: Any) -> tuple:
-    return (
-        env.deal.to_dict(),
-        env.match.scores,
-        env.agent_selection,
-        env.phase,
-        env.picked,
-        dict(env.rewards),
-        dict(env._cumulative_rewards),
-        [env.observe(a)["observation"].copy() for a in env.possible_agents],
-        [env.observe(a)["action_mask"].copy() for a in env.possible_agents],
-    )
-
-
-def assert_same(a: tuple, b: tuple) -> None:
-    assert a[:7] == b[:7]
-    for x, y in zip(a[7:], b[7:], strict=True):
-        for u, v in zip(x, y, strict=True):
-            np.testing.assert_array_equal(u, v)
 
 
 @pytest.mark.parametrize("action", [play("KB"), take("5C"), 80, -1, None, 1.5, "6", np.int64(99)])

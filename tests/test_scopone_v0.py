@@ -5,7 +5,6 @@ and the evaluation harness."""
 from __future__ import annotations
 
 import copy
-import importlib
 import pickle
 import re
 import warnings
@@ -16,6 +15,7 @@ from typing import Any
 import numpy as np
 import pettingzoo
 import pytest
+from conftest import assert_same, bombardment, hidden_cards, play, random_step, snapshot, take
 from pettingzoo.test import api_test, render_test, seed_test
 
 import scopa_env
@@ -29,23 +29,13 @@ from scopa_env.cards import card_name, mask_of, parse_card, parse_cards
 from scopa_env.info_state import InfoState
 from scopa_env.rules import PRESETS, Rules
 from scopa_env.scopone_observation import OBS_SIZE, OBS_SLICES, plane
-from scopa_env.scopone_v0 import PICK_OFFSET, IllegalActionError
+from scopa_env.scopone_v0 import IllegalActionError
 
 # PettingZoo's bombardment_test, repaired for dict observations (see test_scopa_v0).
-_scopa_tests = importlib.import_module("test_scopa_v0")
-bombardment = _scopa_tests.bombardment
 
 AGENTS = ("player_0", "player_1", "player_2", "player_3")
 DEALS = ("scopone", "scopone_scientifico")
 RULES = [None, *sorted(PRESETS)]
-
-
-def play(name: str) -> int:
-    return parse_card(name)
-
-
-def take(name: str) -> int:
-    return PICK_OFFSET + parse_card(name)
 
 
 def cards(names: str) -> set[int]:
@@ -54,13 +44,6 @@ def cards(names: str) -> set[int]:
 
 def plane_cards(obs: np.ndarray, name: str) -> set[int]:
     return set(np.flatnonzero(plane(obs, name)).tolist())
-
-
-def random_step(env: Any, rng: np.random.Generator) -> int:
-    legal = np.flatnonzero(env.observe(env.agent_selection)["action_mask"])
-    action = int(legal[rng.integers(len(legal))])
-    env.step(action)
-    return action
 
 
 def deck_of(hands: list[str], table: str = "") -> list[int]:
@@ -354,12 +337,6 @@ def test_ansi_shows_partnerships_and_the_result() -> None:
 # Information: no leaks ---------------------------------------------------------------------
 
 
-def hidden_cards(env: Any, player: int) -> int:
-    """What ``player`` cannot see: the three other hands (there is no stock in Scopone)."""
-    hands = env.deal.hands
-    return mask_of(c for p in range(4) if p != player for c in hands[p])
-
-
 def replay(deck: list[int], first: int, deal: str, actions: list[int]) -> Any:
     env = scopone_v0.raw_env(deal=deal, episode="deal")
     env.reset(options={"deck": deck, "first_player": first})
@@ -416,8 +393,6 @@ def test_observations_hold_no_hidden_card() -> None:
 
 
 # snapshot(env) and assert_same(a, b): every observable part of the state, compared.
-snapshot = _scopa_tests.snapshot
-assert_same = _scopa_tests.assert_same
 
 
 @pytest.mark.parametrize(

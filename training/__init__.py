@@ -1,1 +1,1 @@
-"""Training, evaluation, benchmark and command-line scripts."""
+"""Training: the PPO self-play loop, its config, opponent pool, warm start, checkpoints and run report."""

@@ -1,0 +1,84 @@
+"""Helpers shared by the test modules (``from conftest import ...``) and their fixtures."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+import numpy as np
+
+from scopa_env.actions import PICK_OFFSET
+from scopa_env.cards import mask_of, parse_card
+
+# pettingzoo.test re-exports functions under its submodules' names: import the module by path.
+api_test_module = importlib.import_module("pettingzoo.test.api_test")
+
+
+def play(name: str) -> int:
+    return parse_card(name)
+
+
+def take(name: str) -> int:
+    return PICK_OFFSET + parse_card(name)
+
+
+def random_step(env: Any, rng: np.random.Generator) -> int:
+    """Step the agent to move with a uniform legal action from its mask."""
+    legal = np.flatnonzero(env.observe(env.agent_selection)["action_mask"])
+    action = int(legal[rng.integers(len(legal))])
+    env.step(action)
+    return action
+
+
+def bombardment(env: Any, cycles: int) -> None:
+    """PettingZoo's ``bombardment_test``, repaired.
+
+    In PettingZoo 1.27 it checks the return value of ``step`` (always ``None`` in the AEC API)
+    against the observation space and compares arrays with the first observation *dict*, so it
+    fails for every environment with dict observations, ``connect_four_v3`` included. This is
+    the same loop (each agent steps once per cycle with a random legal action, then reset) with
+    the observation read from ``last()``.
+    """
+    rng = np.random.default_rng(0)
+    env.reset()
+    first, *_ = env.last()
+    for _ in range(cycles):
+        for agent in env.agent_iter(env.num_agents):
+            obs, _, termination, truncation, _ = env.last()
+            assert env.observation_space(agent).contains(obs)
+            api_test_module.test_observation(obs["observation"], first["observation"])
+            api_test_module.test_action_mask(obs["action_mask"])
+            if termination or truncation:
+                action = None
+            else:
+                action = int(rng.choice(np.flatnonzero(obs["action_mask"])))
+            env.step(action)
+        env.reset()
+
+
+def hidden_cards(env: Any, player: int) -> int:
+    """The cards ``player`` cannot see: the other hands and the stock."""
+    deal = env.deal
+    others = (hand for seat, hand in enumerate(deal.hands) if seat != player)
+    return mask_of(deal.stock) | mask_of(c for hand in others for c in hand)
+
+
+def snapshot(env: Any) -> tuple:
+    return (
+        env.deal.to_dict(),
+        env.match.scores,
+        env.agent_selection,
+        env.phase,
+        env.picked,
+        dict(env.rewards),
+        dict(env._cumulative_rewards),
+        [env.observe(a)["observation"].copy() for a in env.possible_agents],
+        [env.observe(a)["action_mask"].copy() for a in env.possible_agents],
+    )
+
+
+def assert_same(a: tuple, b: tuple) -> None:
+    assert a[:7] == b[:7]
+    for x, y in zip(a[7:], b[7:], strict=True):
+        for u, v in zip(x, y, strict=True):
+            np.testing.assert_array_equal(u, v)
