@@ -1,1 +1,1 @@
-"""Training: the PPO self-play loop, its config, opponent pool, warm start, checkpoints and run report."""
+"""Training: the PPO self-play loop, its config, opponent pool, warm start and run report."""
