@@ -1,4 +1,5 @@
-"""The rules engine: one deal of Scopa or four-player Scopone, and a match of deals to the target.
+"""The rules engine: one deal at any table (Scopa for 2, 3, 4 or 6, Scopone), and a match of
+deals to the target.
 
 The state of a deal is a handful of bit masks over card ids (hands, table, capture piles,
 cards each player has played) plus the stock order, so copying is cheap and the batched engine
@@ -9,10 +10,11 @@ One turn logic serves every table (``scopa_env.tables``): the ``kind`` of a deal
 its ``Table`` (two-player Scopa by default), which says how many seats there are, how the cards
 are dealt and who plays for which side.
 
-Play passes in seat order. With four players, seats 0 and 2 play against seats 1 and 3: the
+Play passes in seat order; seat ``s`` plays for side ``s % table.sides`` (seats 0 and 2 against
+1 and 3 at four, 0+2+4 against 1+3+5 at six, everyone for themselves at two and three). The
 engine records each seat's captures and scope (who took what is public), and everything that
-scores pools partners (``team_captures``, ``team_scope``, ``score``). Scores and match winners
-are per side.
+scores pools a side's seats (``team_captures``, ``team_scope``, ``score``): ``score()`` returns
+one ``ScoreBreakdown`` per side, and ``Match`` keeps one score per side and names a winning side.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from scopa_env.scoring import ScoreBreakdown, score_piles
 from scopa_env.tables import SCOPA, Table, resolve_table
 
 _VALUE = [int(v) for v in CAPTURE_VALUE]
+_NUMBER_WORDS = {2: "two", 3: "three", 4: "four", 6: "six"}
 
 
 @cache
@@ -146,7 +149,7 @@ def _check_cards(cards: Iterable[Any], what: str) -> tuple[int, ...]:
 
 
 class Deal:
-    """One deal of Scopa (or Scopone), from the first play to the scoring of the piles.
+    """One deal at any table, from the first play to the scoring of the piles.
 
     Build one with ``Deal.new`` (random, with the redeal rule), ``Deal.from_deck`` (an explicit
     card order) or ``Deal.from_position`` (any mid-deal position); ``kind`` picks the table
@@ -214,9 +217,10 @@ class Deal:
 
         Cards go one at a time to the seats in playing order, starting with the first player,
         until every hand is full, then face up to the table; the rest is the stock, in order.
-        Two players: ``deck[0], deck[2], deck[4]`` to the first player, ``deck[1], deck[3],
-        deck[5]`` to the dealer, ``deck[6:10]`` to the table. Scopone: ``deck[i]`` for
-        ``i < 36`` to seat ``(first_player + i) % 4``, ``deck[36:40]`` to the table.
+        ``deck[i]`` for ``i < seats x hand`` goes to seat ``(first_player + i) % seats``, the
+        next ``table_size`` cards to the table, and each later round deals the next
+        ``seats x hand`` cards the same way. Two players: ``deck[0], deck[2], deck[4]`` to the
+        first player, ``deck[1], deck[3], deck[5]`` to the dealer, ``deck[6:10]`` to the table.
         """
         rules = resolve_rules(rules)
         kind = resolve_table(kind)
@@ -275,8 +279,8 @@ class Deal:
     ) -> Deal:
         """Any position of a deal; every card must be in exactly one place.
 
-        ``hands``, ``captures``, ``scope`` and ``played`` have one entry per seat (two for
-        Scopa, four for Scopone; ``captures``, ``scope`` and ``played`` default to empty).
+        ``hands``, ``captures``, ``scope`` and ``played`` have one entry per seat of ``kind``
+        (``captures``, ``scope`` and ``played`` default to empty).
         ``played`` optionally records which table and captured cards each player played
         (it feeds observations only). A position with every hand and the stock empty is a
         finished deal: any cards still on the table go to ``last_capturer``.
@@ -288,10 +292,10 @@ class Deal:
         scope = (0,) * n if scope is None else scope
         played = ((),) * n if played is None else played
         if len(hands) != n or len(captures) != n or len(scope) != n or len(played) != n:
-            count = "two" if n == 2 else "four"
+            count = _NUMBER_WORDS.get(n, str(n))
             raise ValueError(
                 f"hands, captures, scope and played must each have {count} entries, "
-                f"one per player of a {kind.name} deal"
+                f"one per seat of a {kind.name} deal"
             )
         hand_cards = [_check_cards(h, f"hands[{p}]") for p, h in enumerate(hands)]
         table_cards = _check_cards(table, "table")
@@ -428,15 +432,15 @@ class Deal:
         return tuple(self._scope)
 
     @property
-    def team_captures(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
-        """The capture pile of each side: seats 0 and 1, or partnerships 0+2 and 1+3."""
-        a, b = self._team_piles()
-        return cards_of(a), cards_of(b)
+    def team_captures(self) -> tuple[tuple[int, ...], ...]:
+        """The capture pile of each side (its seats' piles pooled), in side order."""
+        return tuple(cards_of(pile) for pile in self._team_piles())
 
     @property
-    def team_scope(self) -> tuple[int, int]:
-        """The scope of each side this deal."""
-        return sum(self._scope[0::2]), sum(self._scope[1::2])
+    def team_scope(self) -> tuple[int, ...]:
+        """The scope of each side this deal (its seats' scope pooled), in side order."""
+        sides = self._kind.sides
+        return tuple(sum(self._scope[side::sides]) for side in range(sides))
 
     @property
     def last_capturer(self) -> int | None:
@@ -457,11 +461,14 @@ class Deal:
             "played": tuple(self._played),
         }
 
-    def _team_piles(self) -> tuple[int, int]:
-        piles = self._piles
-        if len(piles) == 2:
-            return piles[0], piles[1]
-        return piles[0] | piles[2], piles[1] | piles[3]
+    def _team_piles(self) -> tuple[int, ...]:
+        piles, sides = self._piles, self._kind.sides
+        if sides == len(piles):
+            return tuple(piles)
+        pooled = [0] * sides
+        for seat, pile in enumerate(piles):
+            pooled[seat % sides] |= pile
+        return tuple(pooled)
 
     # Moves --------------------------------------------------------------------------------
 
@@ -568,8 +575,8 @@ class Deal:
 
     # Scoring, copies and serialisation ----------------------------------------------------
 
-    def score(self) -> tuple[ScoreBreakdown, ScoreBreakdown]:
-        """Both sides' points for the finished deal (players, or partnerships in Scopone)."""
+    def score(self) -> tuple[ScoreBreakdown, ...]:
+        """Each side's points for the finished deal, in side order (``kind.side_of``)."""
         if not self.is_over:
             raise ValueError("the deal is not over; score() needs a finished deal")
         return score_piles(self._team_piles(), self.team_scope, self._rules)
@@ -697,9 +704,9 @@ class Match:
     """Deals to the target with the deal passing in seat order (RULES.md sections 6 and 8).
 
     A match ends at the end of a deal in which some side has at least ``rules.target`` points
-    and strictly more than the other; otherwise another deal is played. Sides are the two
-    players, or in Scopone the partnerships (seats 0 and 2 against 1 and 3): ``scores`` and
-    ``winner`` are per side. With two players the dealer alternates.
+    and one side alone has the highest total (that side wins); otherwise another deal is
+    played. Sides are those of the table (``kind.side_of``): ``scores`` and ``winner`` are per
+    side. The deal passes to the next seat every deal (with two players the dealer alternates).
     """
 
     def __init__(
@@ -711,13 +718,14 @@ class Match:
         self.rules = resolve_rules(rules)
         self.kind = resolve_table(kind)
         self.first_dealer = _check_player(first_dealer, "first_dealer", self.kind.players)
-        self._scores = [0, 0]
+        self._scores = [0] * self.kind.sides
         self._dealer = self.first_dealer
         self._deals_played = 0
 
     @property
-    def scores(self) -> tuple[int, int]:
-        return self._scores[0], self._scores[1]
+    def scores(self) -> tuple[int, ...]:
+        """The match points of each side, in side order."""
+        return tuple(self._scores)
 
     @property
     def dealer(self) -> int:
@@ -735,10 +743,11 @@ class Match:
 
     @property
     def winner(self) -> int | None:
-        a, b = self._scores
-        target = self.rules.target
-        if max(a, b) >= target and a != b:
-            return 0 if a > b else 1
+        """The winning side, once one has at least the target and the highest total alone."""
+        scores = self._scores
+        best = max(scores)
+        if best >= self.rules.target and scores.count(best) == 1:
+            return scores.index(best)
         return None
 
     @property
@@ -750,7 +759,7 @@ class Match:
         return Deal.new(rng, first_player=self.first_player, rules=self.rules, kind=self.kind)
 
     def record_deal(self, points: Sequence[int] | Deal) -> None:
-        """Add a finished deal's points (a pair of side totals, or the finished ``Deal``)."""
+        """Add a finished deal's points (one total per side, or the finished ``Deal``)."""
         if self.is_over:
             raise ValueError(f"the match is over (won by side {self.winner})")
         if isinstance(points, Deal):
@@ -759,12 +768,16 @@ class Match:
                     f"a {points.kind.name} deal cannot count in a {self.kind.name} match"
                 )
             points = tuple(s.total for s in points.score())
-        if len(points) != 2 or any(
+        sides = self.kind.sides
+        if len(points) != sides or any(
             isinstance(p, bool) or not isinstance(p, int | np.integer) or p < 0 for p in points
         ):
-            raise ValueError(f"points must be two non-negative integers, got {points!r}")
-        self._scores[0] += int(points[0])
-        self._scores[1] += int(points[1])
+            count = _NUMBER_WORDS.get(sides, str(sides))
+            raise ValueError(
+                f"points must be {count} non-negative integers (one per side), got {points!r}"
+            )
+        for side, p in enumerate(points):
+            self._scores[side] += int(p)
         self._deals_played += 1
         self._dealer = (self._dealer + 1) % self.kind.players
 

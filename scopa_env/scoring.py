@@ -1,7 +1,13 @@
-"""Scoring a finished deal (RULES.md section 5) from the two capture piles."""
+"""Scoring a finished deal (RULES.md sections 5 and 8) from the capture piles of the sides.
+
+One implementation for every table: each category (cards, coins, primiera) gives its point to
+the one side strictly ahead of every other, and a tie for the lead gives it to nobody; a side
+missing a suit never wins primiera. With two sides this is "strictly ahead of the opponent".
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 from scopa_env.cards import COINS_MASK, PRIMIERA_VALUE, RE_BELLO, SETTEBELLO
@@ -28,7 +34,7 @@ NAPOLA_POINTS = tuple(_napola_points(bits) for bits in range(1 << 10))
 
 @dataclass(frozen=True, slots=True)
 class ScoreBreakdown:
-    """One player's points for a deal, by category."""
+    """One side's points for a deal, by category."""
 
     cards: int = 0
     coins: int = 0
@@ -65,34 +71,36 @@ def primiera_total(pile: int) -> int | None:
     return total
 
 
-def _to_leader(a: int | None, b: int | None) -> tuple[int, int]:
-    """One point to whoever is strictly ahead; ``None`` never wins."""
-    if a is not None and (b is None or a > b):
-        return 1, 0
-    if b is not None and (a is None or b > a):
-        return 0, 1
-    return 0, 0
+def _to_leader(values: Sequence[int | None]) -> list[int]:
+    """One point to the side strictly ahead of every other; ``None`` never wins."""
+    points = [0] * len(values)
+    best = max((v for v in values if v is not None), default=None)
+    if best is not None and sum(v == best for v in values) == 1:
+        points[values.index(best)] = 1
+    return points
 
 
 def score_piles(
-    piles: tuple[int, int], scope: tuple[int, int], rules: Rules
-) -> tuple[ScoreBreakdown, ScoreBreakdown]:
-    """Both players' points from their capture piles (bit masks) and scope counts."""
-    a, b = piles
-    cards = _to_leader(a.bit_count(), b.bit_count())
-    coins = _to_leader((a & COINS_MASK).bit_count(), (b & COINS_MASK).bit_count())
-    primiera = _to_leader(primiera_total(a), primiera_total(b))
-    breakdowns = []
-    for player, pile in enumerate(piles):
-        breakdowns.append(
-            ScoreBreakdown(
-                cards=cards[player],
-                coins=coins[player],
-                settebello=pile >> SETTEBELLO & 1,
-                primiera=primiera[player],
-                scope=scope[player],
-                re_bello=pile >> RE_BELLO & 1 if rules.re_bello else 0,
-                napola=NAPOLA_POINTS[pile & COINS_MASK] if rules.napola else 0,
-            )
+    piles: Sequence[int], scope: Sequence[int], rules: Rules
+) -> tuple[ScoreBreakdown, ...]:
+    """Every side's points from its capture pile (a bit mask) and scope count, in side order."""
+    if len(piles) != len(scope) or len(piles) < 2:
+        raise ValueError(
+            f"score_piles needs one pile and one scope count per side (at least two sides), "
+            f"got {len(piles)} piles and {len(scope)} scope counts"
         )
-    return breakdowns[0], breakdowns[1]
+    cards = _to_leader([pile.bit_count() for pile in piles])
+    coins = _to_leader([(pile & COINS_MASK).bit_count() for pile in piles])
+    primiera = _to_leader([primiera_total(pile) for pile in piles])
+    return tuple(
+        ScoreBreakdown(
+            cards=cards[side],
+            coins=coins[side],
+            settebello=pile >> SETTEBELLO & 1,
+            primiera=primiera[side],
+            scope=scope[side],
+            re_bello=pile >> RE_BELLO & 1 if rules.re_bello else 0,
+            napola=NAPOLA_POINTS[pile & COINS_MASK] if rules.napola else 0,
+        )
+        for side, pile in enumerate(piles)
+    )

@@ -9,13 +9,17 @@ players by it and the command line and training configs choose it by name. The r
 Table                    Seats  Sides  Hand        Table  Rounds  Sides are
 =======================  =====  =====  ==========  =====  ======  ======================
 ``scopa``                2      2      3 a round   4      6       the two players
+``scopa_3``              3      3      3 a round   4      4       the three players
+``scopa_4``              4      2      3 a round   4      3       seats 0+2 against 1+3
+``scopa_6``              6      2      3 a round   4      2       seats 0+2+4 against 1+3+5
 ``scopone``              4      2      9           4      1       seats 0+2 against 1+3
 ``scopone_scientifico``  4      2      10          0      1       seats 0+2 against 1+3
 =======================  =====  =====  ==========  =====  ======  ======================
 
 Seat ``s`` belongs to side ``s % sides``, so partners sit alternately and a table where each
 plays for themselves has as many sides as seats. Agents are named ``player_0``, ``player_1``...
-by seat in every environment.
+by seat in every environment. ``scopa_table(players)`` names the Scopa table of a number of
+players (2, 3, 4 or 6), as ``scopa_v0.env(players=...)`` takes it.
 """
 
 from __future__ import annotations
@@ -70,6 +74,12 @@ TABLES: dict[str, Table] = {}
 
 def register_table(table: Table) -> Table:
     """Add a table to ``TABLES`` under its name (a name is registered once)."""
+    dealt = table.round_cards * table.rounds + table.table_size
+    if dealt != 40 or table.players % table.sides or not 2 <= table.sides <= table.players:
+        raise ValueError(
+            f"table {table.name!r} must deal the 40 cards ({dealt} here) to seats that divide "
+            f"evenly into at least two sides ({table.players} seats, {table.sides} sides)"
+        )
     if table.name in TABLES and TABLES[table.name] != table:
         raise ValueError(f"a different table is already registered as {table.name!r}")
     TABLES[table.name] = table
@@ -77,8 +87,24 @@ def register_table(table: Table) -> Table:
 
 
 SCOPA = register_table(Table("scopa", 2, 2, hand_size=3, table_size=4, rounds=6))
+register_table(Table("scopa_3", 3, 3, hand_size=3, table_size=4, rounds=4))
+register_table(Table("scopa_4", 4, 2, hand_size=3, table_size=4, rounds=3))
+register_table(Table("scopa_6", 6, 2, hand_size=3, table_size=4, rounds=2))
 register_table(Table("scopone", 4, 2, hand_size=9, table_size=4, rounds=1))
 register_table(Table("scopone_scientifico", 4, 2, hand_size=10, table_size=0, rounds=1))
+
+
+#: The Scopa table of each number of players (Scopone is the other four-player game).
+SCOPA_TABLES: dict[int, str] = {2: "scopa", 3: "scopa_3", 4: "scopa_4", 6: "scopa_6"}
+
+
+def scopa_table(players: int) -> Table:
+    """The Scopa table for ``players`` players (``SCOPA_TABLES``)."""
+    if isinstance(players, bool) or not isinstance(players, int) or players not in SCOPA_TABLES:
+        raise ValueError(
+            f"Scopa is played by {', '.join(map(str, SCOPA_TABLES))} players, got {players!r}"
+        )
+    return TABLES[SCOPA_TABLES[players]]
 
 
 def resolve_table(table: Table | str | None) -> Table:

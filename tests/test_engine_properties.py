@@ -2,7 +2,9 @@
 
 The reference below (``reference_captures``, ``RefDeal``, ``reference_score``) is written from
 the text of RULES.md sections 2-5 and 7, by brute force, and shares no code with the engine
-beyond the card numbering (``id = suit * 10 + value - 1``).
+beyond the card numbering (``id = suit * 10 + value - 1``). ``RefTableDeal`` and
+``reference_table_score`` extend it to every table of section 8 (N seats, pooled sides, the
+strict single leader of three or more sides); the last tests run over every table.
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scopa_env.engine import Deal, IllegalMoveError, Move
+from scopa_env.engine import Deal, IllegalMoveError, Match, Move
 from scopa_env.rules import Rules
+from scopa_env.tables import TABLES, Table
 
 ALL_CARDS = frozenset(range(40))
 PRESETS = (
@@ -665,3 +668,255 @@ def test_from_deck_rejects_bad_decks():
     for bad in (deck[:39], deck + [0], deck[:39] + [0], deck[:39] + [40]):
         with pytest.raises(ValueError):
             Deal.from_deck(bad)
+
+
+# --------------------------------------------------------------------------------------------
+# every table (RULES.md section 8), against a reference for N seats and any number of sides
+# --------------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class RefTableDeal:
+    """One deal at a table of ``seats`` seats in ``sides`` sides, from RULES.md section 8."""
+
+    rules: Rules
+    seats: int
+    sides: int
+    hand: int
+    hands: list[set[int]]
+    table: set[int]
+    stock: list[int]
+    captures: list[set[int]]
+    scope: list[int]
+    current: int
+    first: int
+    last_capturer: int | None
+    over: bool = False
+    plays: int = 0
+
+    @classmethod
+    def from_deck(cls, deck, first: int, rules: Rules, table: Table) -> RefTableDeal:
+        n = table.players
+        ref = cls(
+            rules,
+            n,
+            table.sides,
+            table.hand_size,
+            [set() for _ in range(n)],
+            set(),
+            list(deck),
+            [set() for _ in range(n)],
+            [0] * n,
+            first,
+            first,
+            None,
+        )
+        ref.deal_round()
+        ref.table = set(ref.stock[: table.table_size])
+        ref.stock = ref.stock[table.table_size :]
+        return ref
+
+    def deal_round(self) -> None:
+        # deck[i] to seat (first + i) % seats, one card at a time
+        for i in range(self.seats * self.hand):
+            self.hands[(self.first + i) % self.seats].add(self.stock[i])
+        self.stock = self.stock[self.seats * self.hand :]
+        self.current = self.first
+
+    def legal(self) -> set[tuple[int, frozenset[int]]]:
+        if self.over:
+            return set()
+        return {
+            (c, cap)
+            for c in self.hands[self.current]
+            for cap in reference_captures(c, self.table, self.rules)
+        }
+
+    def play(self, card: int, cap: frozenset[int]) -> None:
+        assert (card, cap) in self.legal()
+        p = self.current
+        self.hands[p].remove(card)
+        self.plays += 1
+        last_play = not any(self.hands) and not self.stock
+        if cap:
+            self.table -= cap
+            self.captures[p] |= cap | {card}
+            self.last_capturer = p
+            if not self.table:
+                ace_sweep = (
+                    self.rules.ace_takes_all
+                    and value(card) == 1
+                    and not any(value(c) == 1 for c in cap)
+                )
+                if (not last_play or self.rules.last_play_scopa) and (
+                    not ace_sweep or self.rules.ace_sweep_scopa
+                ):
+                    self.scope[p] += 1
+        else:
+            self.table.add(card)
+        self.current = (p + 1) % self.seats
+        if not any(self.hands):
+            if self.stock:
+                self.deal_round()
+            else:
+                self.over = True
+                if self.last_capturer is not None:
+                    self.captures[self.last_capturer] |= self.table
+                    self.table = set()
+
+
+def reference_table_score(captures, scope, sides: int, rules: Rules) -> list[dict[str, int]]:
+    """Pool each side's seats (seat s on side s % sides), then give each category to the one
+    side strictly ahead of every other; primiera only among sides holding all four suits."""
+    caps = [set().union(*captures[side::sides]) for side in range(sides)]
+    scopes = [sum(scope[side::sides]) for side in range(sides)]
+    res = [dict.fromkeys(FIELDS, 0) for _ in range(sides)]
+
+    def award(field: str, values) -> None:
+        contenders = [v for v in values if v is not None]
+        if not contenders:
+            return
+        best = max(contenders)
+        leaders = [s for s, v in enumerate(values) if v == best]
+        if len(leaders) == 1:
+            res[leaders[0]][field] = 1
+
+    award("cards", [len(c) for c in caps])
+    award("coins", [sum(1 for c in cs if suit_of(c) == 0) for cs in caps])
+    primiera = []
+    for cs in caps:
+        best = [
+            max((PRIMIERA[value(c)] for c in cs if suit_of(c) == s), default=None) for s in range(4)
+        ]
+        primiera.append(None if None in best else sum(best))
+    award("primiera", primiera)
+    for side, cs in enumerate(caps):
+        res[side]["settebello"] = int(SETTEBELLO in cs)
+        res[side]["scope"] = scopes[side]
+        if rules.re_bello and RE_BELLO in cs:
+            res[side]["re_bello"] = 1
+        if rules.napola:
+            n = 0
+            while n < 10 and n in cs:
+                n += 1
+            res[side]["napola"] = n if n >= 3 else 0
+        res[side]["total"] = sum(v for k, v in res[side].items() if k != "total")
+    return res
+
+
+def table_state(deal: Deal) -> dict:
+    return {**state(deal), "stock": tuple(deal.stock)}
+
+
+def ref_table_state(ref: RefTableDeal) -> dict:
+    return {**ref_state(ref), "stock": tuple(ref.stock)}  # type: ignore[arg-type]
+
+
+def check_table_invariants(deal: Deal) -> None:
+    places = [*deal.hands, deal.table, deal.stock, *deal.captures]
+    assert sorted(int(c) for place in places for c in place) == list(range(40))
+    assert all(len(h) <= deal.kind.hand_size for h in deal.hands)
+    assert (deal.legal_moves() == []) == deal.is_over
+
+
+def check_table_score(deal: Deal) -> None:
+    sides = deal.kind.sides
+    got = [breakdown(b) for b in deal.score()]
+    assert len(got) == sides
+    for f in CATEGORY_FIELDS + ("re_bello",):
+        assert sum(g[f] for g in got) <= 1, f"{f} point given to more than one side"
+    assert sum(g["napola"] > 0 for g in got) <= 1
+    assert got == reference_table_score(deal.captures, deal.scope, sides, deal.rules)
+
+
+TABLE_NAMES = sorted(TABLES)
+
+
+@pytest.mark.parametrize("name", TABLE_NAMES)
+@settings(max_examples=examples(40), **SETTINGS)
+@given(seed=seeds, rules=rules_st, policy=policies, first=st.integers(0, 5))
+def test_every_table_deals_against_reference(name, seed, rules, policy, first):
+    """Whole deals at every table from an explicit deck: the deal convention, every legal move
+    set, every state (the stock in order), the plays per deal, leftovers and the score."""
+    table = TABLES[name]
+    first %= table.players
+    deck = random_deck(seed)
+    deal = Deal.from_deck(deck, first_player=first, rules=rules, kind=name)
+    ref = RefTableDeal.from_deck(deck, first, rules, table)
+    rng = np.random.default_rng([seed, 10])
+    while True:
+        assert table_state(deal) == ref_table_state(ref)
+        check_table_invariants(deal)
+        assert engine_moves(deal) == ref.legal()
+        if ref.over:
+            break
+        m = choose(deal.legal_moves(), rng, policy)
+        deal.play(m)
+        ref.play(int(m.card), frozenset(m.capture))
+    assert ref.plays == 40 - table.table_size
+    check_table_score(deal)
+
+
+@pytest.mark.parametrize("name", TABLE_NAMES)
+@settings(max_examples=examples(25), **SETTINGS)
+@given(seed=seeds, rules=rules_st, first=st.integers(0, 5), cut=st.integers(0, 40))
+def test_every_table_round_trips_mid_deal(name, seed, rules, first, cut):
+    """``to_dict``/``from_dict`` (through JSON), ``from_position`` with the deal's own fields and
+    ``copy`` restore a position of any table exactly, and the deal plays on identically."""
+    table = TABLES[name]
+    deal = Deal.new(np.random.default_rng(seed), first % table.players, rules, name)
+    rng = np.random.default_rng([seed, 11])
+    for _ in range(min(cut, 40 - table.table_size)):
+        deal.play(choose(deal.legal_moves(), rng, "uniform"))
+    d = deal.to_dict()
+    assert d["kind"] == name
+    restored = Deal.from_dict(json.loads(json.dumps(d)))
+    positioned = Deal.from_position(
+        hands=deal.hands,
+        table=deal.table,
+        stock=deal.stock,
+        captures=deal.captures,
+        current_player=deal.current_player,
+        first_player=deal.first_player,
+        last_capturer=deal.last_capturer,
+        scope=deal.scope,
+        rules=deal.rules,
+        played=deal.played,
+        kind=deal.kind,
+    )
+    copy = deal.copy()
+    for other in (restored, positioned, copy):
+        assert norm(other.to_dict()) == norm(d) and other.kind is table
+    while not deal.is_over:
+        m = choose(deal.legal_moves(), rng, "uniform")
+        for other in (deal, restored, positioned):
+            other.play(m)
+        assert norm(restored.to_dict()) == norm(positioned.to_dict()) == norm(deal.to_dict())
+    assert [breakdown(b) for b in restored.score()] == [breakdown(b) for b in deal.score()]
+    assert norm(copy.to_dict()) == norm(d)
+
+
+@pytest.mark.parametrize("name", TABLE_NAMES)
+@settings(max_examples=examples(10), **SETTINGS)
+@given(seed=seeds, rules=rules_st, first_dealer=st.integers(0, 5))
+def test_every_table_match_scores_per_side(name, seed, rules, first_dealer):
+    """A random match at every table: the deal passes to the next seat, scores add up per side
+    and the winner is the one side at the target with the highest total alone."""
+    table = TABLES[name]
+    match = Match(dataclasses.replace(rules, target=5), first_dealer % table.players, name)
+    rng = np.random.default_rng([seed, 12])
+    totals = [0] * table.sides
+    while not match.is_over:
+        dealer = match.dealer
+        deal = match.new_deal(rng)
+        assert deal.dealer == dealer and deal.first_player == (dealer + 1) % table.players
+        while not deal.is_over:
+            deal.play(choose(deal.legal_moves(), rng, "uniform"))
+        points = [b.total for b in deal.score()]
+        totals = [t + p for t, p in zip(totals, points, strict=True)]
+        match.record_deal(deal)
+        assert match.scores == tuple(totals)
+        assert match.dealer == (dealer + 1) % table.players
+        best = max(totals)
+        single = totals.count(best) == 1 and best >= 5
+        assert match.winner == (totals.index(best) if single else None)
