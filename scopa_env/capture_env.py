@@ -3,8 +3,13 @@ action space, the capture-picking phase, rewards, infos, reset options and pickl
 
 ``CaptureGameEnv`` plays any table of the engine (``scopa_env.tables``), which names the agents
 and the sides. A subclass supplies only what differs between the games: its table, the
-observation encoder and its bounds, the render scene and its metadata. Each environment module
-documents the environment itself.
+observation layout (encoder, bounds, hand plane) of that table, the render scene and its
+metadata. Each environment module documents the environment itself.
+
+Rewards and infos are per side, and every seat of a side receives its side's: with rewards
+``x`` per side (points in the deal, or 1 for the winner and 0 for the others), a side receives
+``x[side]`` minus the mean of the other sides' ``x``, so rewards sum to zero over the sides and
+two sides receive ``+d`` and ``-d``.
 """
 
 from __future__ import annotations
@@ -24,7 +29,15 @@ from pettingzoo.utils import wrappers
 from scopa_env import render
 from scopa_env.actions import NUM_ACTIONS, PICK_OFFSET, describe_action
 from scopa_env.captures import capture_table, consistent_sets, pickable_cards
-from scopa_env.cards import CAPTURE_VALUE, NUM_CARDS, card_name, cards_of
+from scopa_env.cards import (
+    CAPTURE_VALUE,
+    COINS_MASK,
+    NUM_CARDS,
+    SETTEBELLO,
+    card_name,
+    cards_of,
+    mask_of,
+)
 from scopa_env.engine import Deal, IllegalMoveError, Match
 from scopa_env.rules import Rules, resolve_rules
 from scopa_env.tables import Table
@@ -36,6 +49,7 @@ __all__ = [
     "IllegalActionError",
     "Play",
     "check_choice",
+    "side_rewards",
     "classic_wrappers",
 ]
 
@@ -45,6 +59,8 @@ RENDER_MODES = ("human", "ansi", "rgb_array")
 RESET_OPTIONS = ("deck", "first_player")
 
 _VALUE = [int(v) for v in CAPTURE_VALUE]
+#: An observation layout: the encoder, the upper bounds of the vector, the hand plane.
+Layout = tuple[Callable[..., np.ndarray], np.ndarray, slice]
 _MASK_BYTES = NUM_ACTIONS // 8
 
 
@@ -68,6 +84,12 @@ def classic_wrappers(aec: AECEnv) -> AECEnv:
     aec = wrappers.AssertOutOfBoundsWrapper(aec)
     aec = wrappers.OrderEnforcingWrapper(aec)
     return aec
+
+
+def side_rewards(values: Sequence[float]) -> tuple[float, ...]:
+    """Each side's reward: its value minus the mean of the other sides' values."""
+    total, others = sum(values), len(values) - 1
+    return tuple(float(v - (total - v) / others) for v in values)
 
 
 def check_choice(value: Any, name: str, choices: Sequence[str]) -> str:
@@ -127,7 +149,7 @@ class CaptureGameEnv(AECEnv, EzPickle):
         self.render_mode = render_mode
         self.show_hands = check_choice(show_hands, "show_hands", ("current", "all", *agents))
 
-        high = self._OBS_HIGH
+        encoder, high, hand = self._layout()
         self.possible_agents = list(agents)
         self.agents: list[str] = []
         self.observation_spaces = {
@@ -145,8 +167,8 @@ class CaptureGameEnv(AECEnv, EzPickle):
         self._agents = agents
         self._players = len(agents)
         self._index = {agent: seat for seat, agent in enumerate(agents)}
-        self._encoder = self._encode
-        self._hand = self._HAND
+        self._encoder = encoder
+        self._hand = hand
         self._rng: np.random.Generator | None = None
         self._current: int | None = None  # the player to move; None once the game is over
 
@@ -154,9 +176,59 @@ class CaptureGameEnv(AECEnv, EzPickle):
         """The table of the game, from the subclass's own constructor arguments."""
         raise NotImplementedError
 
-    def _scene(self) -> render.Scene | render.ScoponeScene:
+    def _layout(self) -> Layout:
+        """The observation layout of ``self.table`` (by default the class attributes)."""
+        return self._encode, self._OBS_HIGH, self._HAND
+
+    def _scene(self) -> render.Scene | render.TableScene:
         """The ``scopa_env.render`` scene of the current position, as ``show_hands`` asks."""
         raise NotImplementedError
+
+    def _table_scene(self, game: str) -> render.TableScene:
+        """The scene of a table of more than two seats: each side's pile, the table, each
+        seat's hand (face up as ``show_hands`` asks); ``game`` opens the header."""
+        deal, match = self.deal, self.match
+        t = self.table
+        masks = deal.masks
+        over, in_play, deal_number = self._moment()
+        to_move = None if over or not self.agents else deal.current_player
+        show = self.show_hands
+        piles = [mask_of(cards) for cards in deal.team_captures]
+        scope, scores = deal.team_scope, match.scores
+        sides = []
+        for side in range(t.sides):
+            pile = piles[side]
+            label = " + ".join(t.agents[seat] for seat in t.seats_of(side))
+            sides.append(
+                f"{label}  match {scores[side]}  "
+                + render.pile_summary(
+                    pile.bit_count(),
+                    (pile & COINS_MASK).bit_count(),
+                    bool(pile >> SETTEBELLO & 1),
+                    scope[side],
+                )
+            )
+        seats = []
+        for p, agent in enumerate(t.agents):
+            role = {deal.first_player: " (first player)", deal.dealer: " (dealer)"}.get(p, "")
+            visible = show in ("all", agent) or (show == "current" and to_move == p)
+            seats.append((f"{agent}{role}", cards_of(masks["hands"][p] & ~in_play), visible))
+        stock = f"  stock {len(deal.stock)}" if t.rounds > 1 else ""
+        header = (
+            f"{game}  deal {deal_number}  match {'-'.join(map(str, scores))} "
+            f"(target {match.rules.target}){stock}"
+        )
+        return render.TableScene(
+            header=header,
+            teams=tuple(sides),
+            table=cards_of(masks["table"]),
+            seats=tuple(seats),
+            to_move=to_move,
+            pending=self.pending_card,
+            picked=self.picked,
+            last_play="last play: " + render.describe_play(self.last_play),
+            status=self._status(over, None if to_move is None else t.agents[to_move]),
+        )
 
     def _moment(self) -> tuple[bool, int, int]:
         """Whether the game is over, the card being played (a bit mask) and the deal's number."""
@@ -199,7 +271,7 @@ class CaptureGameEnv(AECEnv, EzPickle):
             self._deal: Deal = Deal.from_deck(deck, first_player, self.rules, self.table)
         else:
             self._deal = self._match.new_deal(self._rng)
-        self._score_before = (0, 0)
+        self._score_before = (0,) * self.table.sides
 
         self.agents = list(agents)
         self.rewards = dict.fromkeys(agents, 0.0)
@@ -484,7 +556,7 @@ class CaptureGameEnv(AECEnv, EzPickle):
         deal, match = self._deal, self._match
         agents = self.table.agents
         breakdowns = deal.score()  # by side
-        totals = (breakdowns[0].total, breakdowns[1].total)
+        totals = tuple(b.total for b in breakdowns)
         match.record_deal(totals)
         done = self.episode == "deal" or match.is_over
         info: dict[str, Any] = {
@@ -493,15 +565,16 @@ class CaptureGameEnv(AECEnv, EzPickle):
         }
         by_side = None
         if self.reward_mode == "points":
-            by_side = (float(totals[0] - totals[1]), float(totals[1] - totals[0]))
+            by_side = side_rewards(totals)
         if done:
             if self.episode == "match":
                 winner = match.winner
             else:
-                winner = None if totals[0] == totals[1] else int(totals[1] > totals[0])
+                best = max(totals)
+                winner = totals.index(best) if totals.count(best) == 1 else None
             info["winner"] = None if winner is None else self.winner_label(winner)
             if self.reward_mode == "match" and winner is not None:
-                by_side = (1.0, -1.0) if winner == 0 else (-1.0, 1.0)
+                by_side = side_rewards([int(side == winner) for side in range(len(totals))])
             self.terminations = dict.fromkeys(agents, True)
             self._done = True
         self.infos = {agent: dict(info) for agent in agents}

@@ -4,6 +4,7 @@ their games here instead of choosing an environment module themselves.
     from scopa_env.environments import make_aec
 
     env = make_aec("scopone", episode="deal", reward="points")  # scopone_v0.raw_env
+    env = make_aec("scopa_4")  # scopa_v0.raw_env(table="scopa_4")
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ def make_aec(table: Table | str | None = None, wrapped: bool = False, **options:
     if table.name in scopone_v0.DEALS:
         raw = scopone_v0.raw_env(deal=table.name, **options)
     else:
-        raw = scopa_v0.raw_env(**options)
+        raw = scopa_v0.raw_env(table=table, **options)
     if raw.table != table:
         raise ValueError(f"no environment plays the table {table.name!r} yet")
     return classic_wrappers(raw) if wrapped else raw

@@ -1,8 +1,10 @@
 """Pictures of a Scopa position: plain text (``ansi``) and an RGB image (``rgb_array``).
 
-Both are drawn from one ``Scene`` (``ScoponeScene`` for the four players of ``scopone_v0``), so
-they always show the same thing. The environment builds the scene of its position (what its
-``show_hands`` option lets the picture show); this module only draws it. Images use Pillow's
+Both are drawn from one scene, so they always show the same thing: a ``Scene`` for two players
+(one seat above the table, one below), a ``TableScene`` for every table of more seats (Scopa for
+3, 4 or 6, Scopone): each side's pile, the table, then every seat's hand in seat order. The
+environment builds the scene of its position (what its ``show_hands`` option lets the picture
+show); this module only draws it. Images use Pillow's
 built-in font and plain shapes: nothing is downloaded or read from disk.
 """
 
@@ -74,11 +76,12 @@ def describe_play(play: tuple[int, int, int, bool] | None) -> str:
 
 
 @dataclass(frozen=True)
-class ScoponeScene:
-    """Everything drawn for ``scopone_v0``: the partnerships, the table, the four seats."""
+class TableScene:
+    """Everything drawn for a table of more than two seats: a line per side, the table, a row
+    per seat."""
 
     header: str
-    teams: tuple[str, str]
+    teams: tuple[str, ...]  # one line per side
     table: tuple[int, ...]
     seats: tuple[tuple[str, tuple[int, ...], bool], ...]  # (label, hand, face up) by seat
     to_move: int | None
@@ -88,13 +91,17 @@ class ScoponeScene:
     status: str
 
 
+#: The name ``scopone_v0`` first drew its scenes with.
+ScoponeScene = TableScene
+
+
 def _cards_text(cards: tuple[int, ...], visible: bool) -> str:
     if not cards:
         return "-"
     return " ".join(card_name(c) if visible else "??" for c in cards)
 
 
-def _ansi_end(scene: Scene | ScoponeScene, lines: list[str]) -> str:
+def _ansi_end(scene: Scene | TableScene, lines: list[str]) -> str:
     """The lines of a scene, then the capture being chosen, the last play and the status."""
     if scene.pending is not None:
         picked = _cards_text(scene.picked, True) if scene.picked else "nothing yet"
@@ -103,10 +110,10 @@ def _ansi_end(scene: Scene | ScoponeScene, lines: list[str]) -> str:
     return "\n".join(lines)
 
 
-def to_ansi(scene: Scene | ScoponeScene) -> str:
+def to_ansi(scene: Scene | TableScene) -> str:
     """The scene as lines of plain text."""
-    if isinstance(scene, ScoponeScene):
-        return _scopone_ansi(scene)
+    if isinstance(scene, TableScene):
+        return _table_ansi(scene)
     lines = [
         scene.header,
         scene.top.summary,
@@ -118,7 +125,7 @@ def to_ansi(scene: Scene | ScoponeScene) -> str:
     return _ansi_end(scene, lines)
 
 
-def _scopone_ansi(scene: ScoponeScene) -> str:
+def _table_ansi(scene: TableScene) -> str:
     lines = [scene.header, *scene.teams, "table    " + _cards_text(scene.table, True)]
     width = max(len(label) for label, _, _ in scene.seats)
     for label, hand, visible in scene.seats:
@@ -186,10 +193,11 @@ def _canvas(height: int, header: str) -> tuple[Image.Image, ImageDraw.ImageDraw]
     return image, draw
 
 
-def to_rgb_array(scene: Scene | ScoponeScene) -> np.ndarray:
-    """The scene as an ``(HEIGHT, WIDTH, 3)`` uint8 image (``SCOPONE_HEIGHT`` for Scopone)."""
-    if isinstance(scene, ScoponeScene):
-        return _scopone_rgb_array(scene)
+def to_rgb_array(scene: Scene | TableScene) -> np.ndarray:
+    """The scene as an ``(HEIGHT, WIDTH, 3)`` uint8 image; a ``TableScene`` is
+    ``table_height(sides, seats)`` high (``SCOPONE_HEIGHT`` for Scopone)."""
+    if isinstance(scene, TableScene):
+        return _table_rgb_array(scene)
     image, draw = _canvas(HEIGHT, scene.header)
     text = _font(14)
     draw.text((MARGIN, 32), scene.top.summary, fill=TEXT, font=text)
@@ -207,17 +215,29 @@ def to_rgb_array(scene: Scene | ScoponeScene) -> np.ndarray:
     return np.array(image, dtype=np.uint8)
 
 
-SCOPONE_HEIGHT = 660
+SEAT_ROW = 84
+SIDE_LINE = 20
 
 
-def _scopone_rgb_array(scene: ScoponeScene) -> np.ndarray:
-    image, draw = _canvas(SCOPONE_HEIGHT, scene.header)
+def table_height(sides: int, seats: int) -> int:
+    """The height of a ``TableScene`` picture: the header, a line per side, the table, a row
+    per seat and the last two lines."""
+    return 32 + SIDE_LINE * sides + 154 + SEAT_ROW * seats + 98
+
+
+SCOPONE_HEIGHT = table_height(2, 4)
+
+
+def _table_rgb_array(scene: TableScene) -> np.ndarray:
+    image, draw = _canvas(table_height(len(scene.teams), len(scene.seats)), scene.header)
     text = _font(14)
-    draw.text((MARGIN, 32), scene.teams[0], fill=TEXT, font=text)
-    draw.text((MARGIN, 52), scene.teams[1], fill=TEXT, font=text)
-    draw.text((MARGIN, 76), "table", fill=TEXT, font=text)
-    _draw_row(draw, 96, scene.table, True, marked=scene.picked, rows=2)
-    y = 226
+    y = 32
+    for line in scene.teams:
+        draw.text((MARGIN, y), line, fill=TEXT, font=text)
+        y += SIDE_LINE
+    draw.text((MARGIN, y + 4), "table", fill=TEXT, font=text)
+    _draw_row(draw, y + 24, scene.table, True, marked=scene.picked, rows=2)
+    y += 154
     for seat, (label, hand, visible) in enumerate(scene.seats):
         colour = HIGHLIGHT if seat == scene.to_move else TEXT
         draw.text((MARGIN, y), label, fill=colour, font=text)
@@ -226,7 +246,7 @@ def _scopone_rgb_array(scene: ScoponeScene) -> np.ndarray:
             x = WIDTH - MARGIN - CARD_W
             draw.text((x - GAP, y + 26), "playing", fill=HIGHLIGHT, font=text, anchor="rm")
             _draw_card(draw, x, y + 18, scene.pending, HIGHLIGHT)
-        y += 84
+        y += SEAT_ROW
     draw.text((MARGIN, y + 4), scene.last_play, fill=TEXT, font=text)
     draw.text((MARGIN, y + 28), scene.status, fill=HIGHLIGHT, font=text)
     return np.array(image, dtype=np.uint8)

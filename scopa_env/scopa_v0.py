@@ -7,11 +7,12 @@
 | Actions            | Discrete                                                      |
 | Parallel API       | No                                                            |
 | Manual Control     | No                                                            |
-| Agents             | `agents= ['player_0', 'player_1']`                            |
-| Agents             | 2                                                             |
+| Agents             | `agents= ['player_0', 'player_1']` (`player_0` .. by table)   |
+| Agents             | 2 (3, 4 or 6 with `table=` or `players=`)                     |
 | Action Shape       | (1,)                                                          |
 | Action Values      | Discrete(80)                                                  |
 | Observation Shape  | (373,)                                                        |
+| Other tables       | scopa_3 (462,), scopa_4 (546,), scopa_6 (716,)                |
 | Observation Values | [0, 1] (match score in [0, 4])                                |
 | Render Modes       | `human` (text on stdout), `ansi`, `rgb_array`                 |
 
@@ -26,11 +27,24 @@ are those of the project's `RULES.md`; every variant there is a `Rules` option o
 The agent makes every decision a real player makes, including *which* capture to take, through
 one fixed masked action space.
 
+Like PettingZoo's multi-player classic environments it takes the table as an argument: Scopa
+for three (each for themselves, four rounds of three cards), four (two partnerships, seats
+0+2 against 1+3, three rounds) or six (two teams of three, 0+2+4 against 1+3+5, two rounds),
+as in section 8 of `RULES.md`. Partners pool their captures, scope and points and receive the
+same reward; with three sides a category goes only to the one side strictly ahead of every
+other, and the match ends when a side at the target has the highest total alone. Scopone is
+`scopone_v0`.
+
 ### Arguments
 
 ``` python
-scopa_v0.env(rules=None, episode="match", reward="match", render_mode=None, show_hands="current")
+scopa_v0.env(rules=None, episode="match", reward="match", render_mode=None, show_hands="current",
+             table=None, players=None)
 ```
+
+`table`: `"scopa"` (the default, two players), `"scopa_3"`, `"scopa_4"` or `"scopa_6"`, or a
+`scopa_env.tables.Table`. `players`: 2, 3, 4 or 6, shorthand for those tables (give one of the
+two, or both agreeing).
 
 `rules`: a `scopa_env.Rules`, a preset name (`"scopa"`, `"scopa_d_assi"`, `"asso_pigliatutto"`,
 `"scopa_a_quindici"`, `"napola"`, `"re_bello"`), a dict of options, or `None` for the defaults.
@@ -44,7 +58,7 @@ every deal each player receives its points minus the opponent's points for that 
 `render_mode`: `None`, `"human"`, `"ansi"` or `"rgb_array"`.
 
 `show_hands`: whose hand the picture shows face up: `"current"` (the agent to move), `"all"`,
-`"player_0"` or `"player_1"`.
+or one agent's name (`"player_0"`, `"player_1"`, ...).
 
 Invalid arguments raise `ValueError` at construction.
 
@@ -80,6 +94,13 @@ come first in card-id order (`id = suit * 10 + value - 1`, suits coins, cups, sw
 While an agent is choosing a capture, its opponent's observation still shows the position
 before the play (the played card is revealed when the capture is made).
 
+At `scopa_3`, `scopa_4` and `scopa_6` the observation is the layout of
+`scopa_env.table_observation` (its docstring has the index table; `OBS_SLICES[table]` the named
+slices): every seat seen from the observer (me, the next seat, the one after...), with what it
+has captured and played, its hand size and scope, which seats are my partners, the sides' match
+scores, the dealer and the last capturer. No hand but the observer's is ever shown, a
+partner's included.
+
 ### Action Space
 
 `Discrete(80)`, the same in every state:
@@ -109,13 +130,18 @@ environments.
 | `"match"`  | end of the episode         | +1                       | -1               |
 | `"points"` | end of every deal          | p's points - opponent's  | the negation     |
 
+Rewards are per side: every seat of a partnership receives its side's reward. With three sides
+a side receives its value minus the mean of the other two: `"match"` gives the winner +1 and
+each other side -1/2; `"points"` gives `own - (a + b) / 2`. Rewards sum to zero over the sides.
+
 ### Infos
 
-At the end of every deal both agents' infos hold `"deal_score"` (a list, by player index, of
-dicts with the points per category and `"total"`) and `"match_score"` (the match points of
-player 0 and player 1 after the deal); when the episode ends they also hold `"winner"` (the
-winning agent's name, or `None` for a tied deal with `episode="deal"`). An agent's info is
-cleared when that agent next acts.
+At the end of every deal every agent's info holds `"deal_score"` (a list, by side, of dicts
+with the points per category and `"total"`) and `"match_score"` (the match points of each side
+after the deal); when the episode ends they also hold `"winner"` (the winning agent's name, a
+tuple of the winning partners' names at `scopa_4` and `scopa_6`, or `None` for a deal without a
+single leader with `episode="deal"`). Side `s` is the seats `s, s + sides, ...`: with two
+players side `p` is `player_p`. An agent's info is cleared when that agent next acts.
 
 ### Reset options
 
@@ -123,9 +149,12 @@ cleared when that agent next acts.
 deals the first deal from that order by the deal convention of `RULES.md` (`deck[0], deck[2],
 deck[4]` to the first player, `deck[1], deck[3], deck[5]` to the dealer, `deck[6:10]` to the
 table, the rest is the stock), with no redeal; `first_player` defaults to 0 when a deck is
-given. `{"first_player": p}` alone fixes who leads the first deal of a random deck. Later deals
-come from the environment's seeded generator, and the first dealer of a match is drawn from it
-unless given. Reseeding never changes the configuration.
+given. At the other tables `deck[i]` goes to seat `(first_player + i) % seats` for the first
+`seats x 3` cards, the next four to the table, and every later round the same way from the
+stock; `first_player` is any seat. `{"first_player": p}` alone fixes who leads the first deal of
+a random deck. The deal passes to the next seat every deal. Later deals come from the
+environment's seeded generator, and the first dealer of a match is drawn from it unless given.
+Reseeding never changes the configuration.
 
 ### Introspection
 
@@ -138,25 +167,61 @@ generator.
 
 ### Version History
 
-* v0: Initial release (scopa-env 0.1.0)
+* v0: Initial release (scopa-env 0.1.0). The `table` and `players` arguments add Scopa for 3, 4
+  and 6 (their own observation layout, `scopa_env.table_observation`); the two-player
+  environment, its observation and its rewards are unchanged. Scopone stays `scopone_v0`.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pettingzoo import AECEnv
 
 from scopa_env import render
 from scopa_env.actions import NUM_ACTIONS, PICK_OFFSET
-from scopa_env.capture_env import CaptureGameEnv, IllegalActionError, Play, classic_wrappers
+from scopa_env.capture_env import (
+    CaptureGameEnv,
+    IllegalActionError,
+    Layout,
+    Play,
+    classic_wrappers,
+)
 from scopa_env.cards import COINS_MASK, SETTEBELLO, cards_of
 from scopa_env.observation import OBS_HIGH, OBS_SLICES, encode
-from scopa_env.tables import SCOPA, Table
+from scopa_env.rules import Rules
+from scopa_env.table_observation import layout_for
+from scopa_env.tables import SCOPA, SCOPA_TABLES, Table, resolve_table, scopa_table
 
-__all__ = ["NUM_ACTIONS", "PICK_OFFSET", "IllegalActionError", "Play", "env", "raw_env"]
+__all__ = [
+    "NUM_ACTIONS",
+    "PICK_OFFSET",
+    "TABLES",
+    "IllegalActionError",
+    "Play",
+    "env",
+    "raw_env",
+    "table_of",
+]
 
 AGENTS = SCOPA.agents
+#: The tables ``scopa_v0`` plays.
+TABLES = tuple(SCOPA_TABLES.values())
+
+
+def table_of(table: Table | str | None = None, players: int | None = None) -> Table:
+    """The Scopa table of ``table`` (a name or ``Table``) and/or ``players`` (2, 3, 4 or 6)."""
+    if players is not None:
+        chosen = scopa_table(players)
+        if table is not None and resolve_table(table) != chosen:
+            raise ValueError(f"players={players} is the table {chosen.name!r}, not {table!r}")
+        return chosen
+    chosen = resolve_table(table)
+    if chosen.name not in TABLES:
+        raise ValueError(
+            f"scopa_v0 plays the tables {list(TABLES)}; {chosen.name!r} is scopone_v0's"
+        )
+    return chosen
 
 
 def env(**kwargs: Any) -> AECEnv:
@@ -172,11 +237,34 @@ class raw_env(CaptureGameEnv):  # noqa: N801 - PettingZoo's naming convention
     _OBS_HIGH = OBS_HIGH
     _HAND = OBS_SLICES["hand"]
 
-    def _table_for(self) -> Table:
-        return SCOPA
+    def __init__(
+        self,
+        rules: Rules | str | dict[str, Any] | None = None,
+        episode: Literal["match", "deal"] = "match",
+        reward: Literal["match", "points"] = "match",
+        render_mode: str | None = None,
+        show_hands: str = "current",
+        *,
+        table: Table | str | None = None,
+        players: int | None = None,
+    ) -> None:
+        super().__init__(
+            rules, episode, reward, render_mode, show_hands, table=table, players=players
+        )
 
-    def _scene(self) -> render.Scene:
+    def _table_for(self, table: Table | str | None, players: int | None) -> Table:  # type: ignore[override]
+        return table_of(table, players)
+
+    def _layout(self) -> Layout:
+        if self.table == SCOPA:
+            return encode, OBS_HIGH, OBS_SLICES["hand"]
+        layout = layout_for(self.table)
+        return layout.encode, layout.high, layout.slices["hand"]
+
+    def _scene(self) -> render.Scene | render.TableScene:
         """The scene of the position as ``show_hands`` asks."""
+        if self.table != SCOPA:
+            return self._table_scene(f"Scopa for {self.table.players}")
         deal, match = self.deal, self.match
         agents = self.table.agents
         masks = deal.masks

@@ -147,7 +147,9 @@ generator.
 
 ### Version History
 
-* v0: Initial release (scopa-env 0.1.0)
+* v0: Initial release (scopa-env 0.1.0). Scopone stays its own entry point with its own
+  observation layout beside `scopa_v0`'s tables (`scopa_v0.env(table=...)` plays Scopa for 2,
+  3, 4 or 6 and refers Scopone here); both share one AEC implementation.
 """
 
 from __future__ import annotations
@@ -166,7 +168,6 @@ from scopa_env.capture_env import (
     check_choice,
     classic_wrappers,
 )
-from scopa_env.cards import COINS_MASK, SETTEBELLO, cards_of
 from scopa_env.rules import Rules
 from scopa_env.scopone_observation import OBS_HIGH, OBS_SLICES, encode
 from scopa_env.tables import TABLES, Table
@@ -237,45 +238,6 @@ class raw_env(CaptureGameEnv):  # noqa: N801 - PettingZoo's naming convention
     def _table_for(self, deal: str) -> Table:  # type: ignore[override]
         return TABLES[check_choice(deal, "deal", DEALS)]
 
-    def _scene(self) -> render.ScoponeScene:
+    def _scene(self) -> render.TableScene:
         """The scene of the position as ``show_hands`` asks."""
-        deal, match = self.deal, self.match
-        masks = deal.masks
-        over, in_play, deal_number = self._moment()
-        to_move = None if over or not self.agents else deal.current_player
-        show = self.show_hands
-        piles, scope = masks["piles"], deal.team_scope
-        teams = []
-        for team in (0, 1):
-            pile = piles[team] | piles[team + 2]
-            teams.append(
-                f"player_{team} + player_{team + 2}  match {match.scores[team]}  "
-                + render.pile_summary(
-                    pile.bit_count(),
-                    (pile & COINS_MASK).bit_count(),
-                    bool(pile >> SETTEBELLO & 1),
-                    scope[team],
-                )
-            )
-        seats = []
-        for p in range(4):
-            role = {deal.first_player: " (first player)", deal.dealer: " (dealer)"}.get(p, "")
-            visible = show in ("all", f"player_{p}") or (show == "current" and to_move == p)
-            seats.append((f"player_{p}{role}", cards_of(masks["hands"][p] & ~in_play), visible))
-        scores = match.scores
-        game = deal.kind.name.replace("_", " ").capitalize()
-        header = (
-            f"{game}  deal {deal_number}  match {scores[0]}-{scores[1]} "
-            f"(target {match.rules.target})"
-        )
-        return render.ScoponeScene(
-            header=header,
-            teams=(teams[0], teams[1]),
-            table=cards_of(masks["table"]),
-            seats=tuple(seats),
-            to_move=to_move,
-            pending=self.pending_card,
-            picked=self.picked,
-            last_play="last play: " + render.describe_play(self.last_play),
-            status=self._status(over, None if to_move is None else f"player_{to_move}"),
-        )
+        return self._table_scene(self.table.name.replace("_", " ").capitalize())

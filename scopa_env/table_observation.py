@@ -1,0 +1,287 @@
+"""The observation vector of ``scopa_v0`` at the tables of three or more seats (``scopa_3``,
+``scopa_4``, ``scopa_6``), seen from one seat.
+
+Seats are named by their offset from the observer in playing order: offset 0 is me, offset 1
+the next seat (who plays right after me), offset 2 the one after, and so on round the table.
+Every per-seat feature lists the seats in that order, so the same position seen from another
+seat is the same vector with the seats rotated. Sides are listed the same way: my side first,
+then the sides of the following seats in order of first appearance (with two sides: ours,
+theirs). What each seat has captured and played is public; hands are not: the other hands
+(a partner's too) and the stock appear only as the ``unseen`` plane and the hand sizes.
+
+Each table has its own ``TableLayout`` (``LAYOUTS[name]``, or ``layout_for(table)``): its
+slices name every feature (``layout.slices``; ``OBS_SLICES[name]`` is the same dict). For n
+seats and s sides, the 40-wide card planes come first: ``obs[:layout.num_planes * 40]``
+reshaped to (planes, 40) is a (plane, card) image, and ``layout.per_seat(obs, "captures")`` is
+(seats, 40).
+
+=========================  ========  ===========================================================
+Name                       Size      Meaning (1.0 = yes unless stated)
+=========================  ========  ===========================================================
+``hand``                   40        the card is in my hand (not the pending card)
+``table``                  40        the card is on the table
+``captures_k``             40 each   the card is in the capture pile of the seat at offset k
+                                     (k = 0 .. n-1; ``captures_0`` is mine)
+``played_k``               40 each   the seat at offset k played the card this deal
+``unseen``                 40        the card is in another seat's hand or in the stock
+``pending``                40        the card I have played and am capturing with
+``picked``                 40        the table cards I have picked so far for that capture
+``phase``                  2         one-hot: [choose a card to play, pick table cards]
+``stock_size``             1         cards left in the stock / the stock after the first round
+``hand_sizes``             n-1       cards in hand / the hand size, seats at offsets 1 .. n-1
+``scope``                  n         scope this deal / cards a seat plays in a deal, by offset
+``partners``               n         the seat at that offset plays on my side (offset 0: 1)
+``match_score``            s         match points before this deal / target, capped at 4, by
+                                     side: mine first, then in seat order after me
+``target``                 1         the match target / 100
+``dealer``                 n         one-hot, who deals, by offset
+``last_capturer``          n+1       one-hot: the seat at offset 0 .. n-1 that captured last,
+                                     or nobody yet
+=========================  ========  ===========================================================
+
+The sizes: ``scopa_3`` 462, ``scopa_4`` 546, ``scopa_6`` 716 (``LAYOUTS[name].size``). All
+values lie in [0, 1] except ``match_score`` (in [0, 4]). The vector is float32. Two-player Scopa
+keeps ``scopa_env.observation`` and Scopone ``scopa_env.scopone_observation``; each layout
+registers its decoder with ``scopa_env.info_state`` under its size, and the sizes differ.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from scopa_env.cards import ALL_CARDS_MASK, NUM_CARDS
+from scopa_env.info_state import InfoState, register_decoder
+from scopa_env.observation import (
+    MATCH_SCORE_CAP,
+    TARGET_SCALE,
+    layout_slices,
+    masks_to_planes,
+    planes_to_masks,
+)
+from scopa_env.tables import TABLES, Table
+
+#: The tables that use this layout.
+TABLE_NAMES = ("scopa_3", "scopa_4", "scopa_6")
+
+
+class TableLayout:
+    """The observation layout of one table: feature slices, bounds, encoder and decoder."""
+
+    def __init__(self, table: Table) -> None:
+        n = table.players
+        self.table = table
+        self.planes: tuple[str, ...] = (
+            "hand",
+            "table",
+            *(f"captures_{k}" for k in range(n)),
+            *(f"played_{k}" for k in range(n)),
+            "unseen",
+            "pending",
+            "picked",
+        )
+        scalars = (
+            ("phase", 2),
+            ("stock_size", 1),
+            ("hand_sizes", n - 1),
+            ("scope", n),
+            ("partners", n),
+            ("match_score", table.sides),
+            ("target", 1),
+            ("dealer", n),
+            ("last_capturer", n + 1),
+        )
+        #: Name -> slice of the observation vector.
+        self.slices: dict[str, slice] = layout_slices(self.planes, scalars)
+
+    def __repr__(self) -> str:
+        return f"TableLayout({self.table.name!r}, size={self.size})"
+
+    @property
+    def num_planes(self) -> int:
+        return len(self.planes)
+
+    @property
+    def size(self) -> int:
+        return self.slices["last_capturer"].stop
+
+    @property
+    def stock_scale(self) -> float:
+        """The stock after the first round: its largest size."""
+        return float(NUM_CARDS - self.table.round_cards - self.table.table_size)
+
+    @property
+    def scope_scale(self) -> float:
+        """The cards one seat plays in a deal: the most scope it can make."""
+        return float(self.table.hand_size * self.table.rounds)
+
+    @cached_property
+    def high(self) -> np.ndarray:
+        """Upper bound of each feature, for the observation space."""
+        high = np.ones(self.size, dtype=np.float32)
+        high[self.slices["match_score"]] = MATCH_SCORE_CAP
+        return high
+
+    @cached_property
+    def side_order(self) -> tuple[tuple[int, ...], ...]:
+        """Per observer seat: the sides in observation order (mine, then by seat after me)."""
+        t = self.table
+        orders = []
+        for me in range(t.players):
+            order: list[int] = []
+            for k in range(t.players):
+                side = t.side_of((me + k) % t.players)
+                if side not in order:
+                    order.append(side)
+            orders.append(tuple(order))
+        return tuple(orders)
+
+    def plane(self, obs: np.ndarray, name: str) -> np.ndarray:
+        """The named feature of an observation of this layout (a view; batches too)."""
+        return obs[..., self.slices[name]]
+
+    def per_seat(self, obs: np.ndarray, name: str) -> np.ndarray:
+        """``"captures"`` or ``"played"`` of every seat as ``(..., seats, 40)``, by offset."""
+        n = self.table.players
+        start = self.slices[f"{name}_0"].start
+        return obs[..., start : start + n * NUM_CARDS].reshape(*obs.shape[:-1], n, NUM_CARDS)
+
+    def encode(
+        self,
+        hands: tuple[int, ...],
+        table: int,
+        piles: tuple[int, ...],
+        played: tuple[int, ...],
+        stock_size: int,
+        scope: tuple[int, ...],
+        last_capturer: int | None,
+        dealer: int,
+        player: int,
+        *,
+        pending_card: int | None = None,
+        picked: int = 0,
+        match_score: tuple[int, ...] = (),
+        target: int = 11,
+        out: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """The observation of seat ``player`` from a deal's masks (``Deal.masks``): the
+        arguments of ``scopa_env.observation.encode``, per seat, ``match_score`` per side."""
+        t = self.table
+        n = t.players
+        seats = [(player + k) % n for k in range(n)]
+        hand = hands[player]
+        captured = 0
+        for pile in piles:
+            captured |= pile
+        pending = 0 if pending_card is None else 1 << pending_card
+        unseen = ALL_CARDS_MASK & ~(hand | table | captured)
+        masks = (
+            hand & ~pending,
+            table,
+            *(piles[s] for s in seats),
+            *(played[s] for s in seats),
+            unseen,
+            pending,
+            picked,
+        )
+        obs = np.empty(self.size, dtype=np.float32) if out is None else out
+        obs[: self.num_planes * NUM_CARDS] = masks_to_planes(masks)
+        my_side = t.side_of(player)
+        scores = match_score or (0,) * t.sides
+        last = n if last_capturer is None else (last_capturer - player) % n
+        choosing = pending_card is not None
+        obs[self.num_planes * NUM_CARDS :] = (
+            float(not choosing),
+            float(choosing),
+            stock_size / self.stock_scale,
+            *(hands[s].bit_count() / t.hand_size for s in seats[1:]),
+            *(scope[s] / self.scope_scale for s in seats),
+            *(float(t.side_of(s) == my_side) for s in seats),
+            *(min(scores[side] / target, MATCH_SCORE_CAP) for side in self.side_order[player]),
+            target / TARGET_SCALE,
+            *(float(dealer == s) for s in seats),
+            *(float(last == k) for k in range(n + 1)),
+        )
+        return obs
+
+    def decode(self, observation: np.ndarray) -> InfoState:
+        """What the observer knows, as an ``InfoState``: pairs are (my side, every other side
+        together), ``scope`` likewise, ``match_score`` (my side, the best other side),
+        ``last_capturer`` 0 (my side) or 1 (another side), ``opp_hand_size`` the next seat's
+        hand and ``other_hands`` every other seat's hand size from the next seat on."""
+        obs = np.asarray(observation, dtype=np.float32)
+        planes = planes_to_masks(obs, self.num_planes)
+        masks = {name: int(m) for name, m in zip(self.planes, planes, strict=True)}
+        n = self.table.players
+        t = self.table
+
+        def scalars(name: str, scale: float) -> tuple[int, ...]:
+            return tuple(round(float(x) * scale) for x in obs[self.slices[name]])
+
+        partners = [k for k, x in enumerate(obs[self.slices["partners"]]) if x > 0.5]
+        target = scalars("target", TARGET_SCALE)[0]
+        scope = scalars("scope", self.scope_scale)
+        match = scalars("match_score", target)
+
+        def pooled(name: str) -> tuple[int, int]:
+            ours = theirs = 0
+            for k in range(n):
+                if k in partners:
+                    ours |= masks[f"{name}_{k}"]
+                else:
+                    theirs |= masks[f"{name}_{k}"]
+            return ours, theirs
+
+        last = int(np.argmax(obs[self.slices["last_capturer"]]))
+        sizes = scalars("hand_sizes", t.hand_size)
+        pending = masks["pending"]
+        return InfoState(
+            hand=masks["hand"],
+            table=masks["table"],
+            piles=pooled("captures"),
+            played=pooled("played"),
+            unseen=masks["unseen"],
+            pending=pending.bit_length() - 1 if pending else None,
+            picked=masks["picked"],
+            stock_size=scalars("stock_size", self.stock_scale)[0],
+            opp_hand_size=sizes[0],
+            scope=(
+                sum(scope[k] for k in partners),
+                sum(scope[k] for k in range(n) if k not in partners),
+            ),
+            match_score=(match[0], max(match[1:])),
+            target=target,
+            is_dealer=bool(obs[self.slices["dealer"]][0] > 0.5),
+            last_capturer=None if last == n else int(last not in partners),
+            other_hands=sizes,
+        )
+
+
+#: The layout of each table that uses this module, by table name.
+LAYOUTS: dict[str, TableLayout] = {name: TableLayout(TABLES[name]) for name in TABLE_NAMES}
+#: Name -> slice of the observation vector, per table name.
+OBS_SLICES: dict[str, dict[str, slice]] = {name: lay.slices for name, lay in LAYOUTS.items()}
+
+
+def layout_for(table: Table | str) -> TableLayout:
+    """The layout of a table of three or more seats that plays Scopa (``TABLE_NAMES``)."""
+    name = table if isinstance(table, str) else table.name
+    if name not in LAYOUTS:
+        raise ValueError(f"no table observation layout for {name!r}; tables: {TABLE_NAMES}")
+    return LAYOUTS[name]
+
+
+def _register(layouts: Any) -> None:
+    from scopa_env import observation, scopone_observation
+
+    taken = {observation.OBS_SIZE: "scopa", scopone_observation.OBS_SIZE: "scopone"}
+    for layout in layouts:
+        if layout.size in taken:  # the decoders tell layouts apart by size
+            raise RuntimeError(f"{layout.table.name} and {taken[layout.size]} share a size")
+        taken[layout.size] = layout.table.name
+        register_decoder(layout.size, layout.decode)
+
+
+_register(LAYOUTS.values())
