@@ -11,6 +11,14 @@ learner sees is its own and the learner always receives its terminal reward::
 
 Observations are the ``"observation"`` vector of ``scopa_v0`` (a ``Box``); the legal actions
 come from ``action_masks()`` (what sb3-contrib's ``MaskablePPO`` calls) and ``info["action_mask"]``.
+
+Every Scopa table works (``table=`` or ``players=``, as for ``scopa_v0.env``). At a table where
+each plays for themselves the learner holds one seat and the opponent plays every other seat;
+in partnerships (``scopa_4``, ``scopa_6``) the learner plays every seat of its side, the usual
+self-play convention, each from that seat's own observation (a partner's hand is never shown),
+and the opponent plays the other side's seats. The reward is the learner's side's.
+
+    env = ScopaSingleAgentEnv(opponent="greedy", table="scopa_4")  # the learner plays 0+2 or 1+3
 """
 
 from __future__ import annotations
@@ -24,10 +32,10 @@ import numpy as np
 from gymnasium import spaces
 
 from scopa_env.actions import NUM_ACTIONS
-from scopa_env.observation import OBS_HIGH, OBS_SIZE
 from scopa_env.players import Observation, Player, make_player
 from scopa_env.rules import Rules
-from scopa_env.scopa_v0 import AGENTS, IllegalActionError, raw_env
+from scopa_env.scopa_v0 import IllegalActionError, raw_env
+from scopa_env.tables import Table
 
 __all__ = ["ScopaSingleAgentEnv", "check_opponent_rules"]
 
@@ -88,10 +96,11 @@ class ScopaSingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
             of a player (``scopa_env.players.make_player(name)``). An opponent with a
             ``reset(seed=...)`` method is reset with a seed from this environment every
             episode, so seeded runs repeat exactly.
-        seat: the learner's seat: 0, 1, ``"alternate"`` (0 then 1 then 0..., restarting at 0
-            whenever ``reset`` gets a seed) or ``"random"``. ``reset(options={"seat": s})``
-            overrides it for one episode.
-        rules, episode, reward: as for ``scopa_v0.env``.
+        seat: the learner's seat: 0, 1 (any seat of the table), ``"alternate"`` (0 then 1
+            then 0..., one side after the other, restarting at 0 whenever ``reset`` gets a
+            seed) or ``"random"`` (a random side). ``reset(options={"seat": s})`` overrides it
+            for one episode. In partnerships the learner plays every seat of that seat's side.
+        rules, episode, reward, table, players: as for ``scopa_v0.env``.
         illegal_action: ``"lose"``: an illegal action ends the episode with
             ``illegal_reward`` (so random exploration and ``check_env`` are safe); ``"raise"``:
             raise ``IllegalActionError``.
@@ -114,12 +123,23 @@ class ScopaSingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
         illegal_action: Literal["lose", "raise"] = "lose",
         illegal_reward: float = -1.0,
         render_mode: str | None = None,
+        table: Table | str | None = None,
+        players: int | None = None,
     ) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(
                 f"render_mode must be None or one of {self.metadata['render_modes']}, "
                 f"got {render_mode!r}"
             )
+        self.aec = raw_env(
+            rules=rules,
+            episode=episode,
+            reward=reward,
+            render_mode="ansi" if render_mode == "human" else render_mode,
+            table=table,
+            players=players,
+        )
+        self.table: Table = self.aec.table
         self.seat_mode = self._check_seat(seat, "seat")
         if illegal_action not in ILLEGAL_ACTIONS:
             raise ValueError(
@@ -128,39 +148,43 @@ class ScopaSingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
         self.illegal_action = illegal_action
         self.illegal_reward = float(illegal_reward)
         self.render_mode = render_mode
-        self.aec = raw_env(
-            rules=rules,
-            episode=episode,
-            reward=reward,
-            render_mode="ansi" if render_mode == "human" else render_mode,
-        )
         self._opponent, self._opponent_reset = _resolve_opponent(opponent, self.aec.rules)
-        self.observation_space = spaces.Box(
-            low=0.0, high=OBS_HIGH, shape=(OBS_SIZE,), dtype=np.float32
-        )
+        self.observation_space = self.aec.observation_space("player_0")["observation"]
         self.action_space = spaces.Discrete(NUM_ACTIONS)
         self._episodes = 0
-        self._seat = 0
+        self._seat = self.seat_mode if isinstance(self.seat_mode, int) else 0
+        self._learners: frozenset[str] = frozenset()
         self._obs: ObsDict = {}
         self._over = True
 
-    @staticmethod
-    def _check_seat(seat: Any, what: str) -> int | str:
+    def _check_seat(self, seat: Any, what: str) -> int | str:
         if isinstance(seat, str) and seat in SEATS:
             return seat
-        if not isinstance(seat, bool) and isinstance(seat, int | np.integer) and seat in (0, 1):
+        players = self.table.players
+        if (
+            not isinstance(seat, bool)
+            and isinstance(seat, int | np.integer)
+            and 0 <= seat < players
+        ):
             return int(seat)
-        raise ValueError(f"{what} must be 0, 1, 'alternate' or 'random', got {seat!r}")
+        seats = "0, 1" if players == 2 else f"a seat 0..{players - 1}"
+        raise ValueError(f"{what} must be {seats}, 'alternate' or 'random', got {seat!r}")
 
     @property
     def seat(self) -> int:
-        """The learner's seat this episode (0 or 1)."""
+        """The learner's seat this episode (0 or 1 with two players)."""
         return self._seat
 
     @property
     def agent(self) -> str:
-        """The learner's agent name in the underlying ``scopa_v0`` environment."""
-        return AGENTS[self._seat]
+        """The learner's agent name in the underlying ``scopa_v0`` environment (its seat's)."""
+        return self.table.agents[self._seat]
+
+    @property
+    def learner_agents(self) -> tuple[str, ...]:
+        """Every agent the learner plays: its seat, and its partners' in partnerships."""
+        t = self.table
+        return tuple(t.agents[s] for s in t.seats_of(t.side_of(self._seat)))
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -171,10 +195,11 @@ class ScopaSingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
         options = dict(options or {})
         seat = self._check_seat(options.pop("seat", self.seat_mode), "options['seat']")
         if seat == "alternate":
-            seat = self._episodes % 2
+            seat = self._episodes % self.table.sides
         elif seat == "random":
-            seat = int(self.np_random.integers(2))
+            seat = int(self.np_random.integers(self.table.sides))
         self._seat = int(seat)
+        self._learners = frozenset(self.learner_agents)
         self._episodes += 1
         self.aec.show_hands = self.agent
         self.aec.reset(seed=int(self.np_random.integers(2**63)), options=options or None)
@@ -230,8 +255,8 @@ class ScopaSingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
     def _play_opponent(self, reward: float = 0.0) -> float:
         """Let the opponent move until the learner is to move or the game ends; return the
         learner's reward since its own action (``reward``, what that action earned)."""
-        aec, learner = self.aec, self.agent
-        while not aec.terminations[learner] and aec.agent_selection != learner:
+        aec, learner, learners = self.aec, self.agent, self._learners
+        while not aec.terminations[learner] and aec.agent_selection not in learners:
             observation = aec.observe(aec.agent_selection)
             if self._opponent is None:
                 legal = np.flatnonzero(observation["action_mask"])
@@ -244,7 +269,7 @@ class ScopaSingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
                 raise IllegalActionError(f"the opponent chose an illegal action: {error}") from None
             reward += aec.rewards[learner]
         self._over = aec.terminations[learner]
-        self._obs = aec.observe(learner)
+        self._obs = aec.observe(learner if self._over else aec.agent_selection)
         return float(reward)
 
     def _info(self) -> dict[str, Any]:

@@ -394,3 +394,56 @@ def test_render_draws_every_seat(name: str) -> None:
     assert picture.shape == (render.table_height(table.sides, table.players), render.WIDTH, 3)
     random_step(image, np.random.default_rng(0))
     assert not np.array_equal(picture, image.render())
+
+
+# The single-agent view ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_single_agent_passes_gymnasiums_checker(name: str) -> None:
+    from gymnasium.utils.env_checker import check_env
+
+    from scopa_env.single_agent import ScopaSingleAgentEnv
+
+    env = ScopaSingleAgentEnv(opponent="greedy", table=name, episode="deal")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check_env(env, skip_render_check=True)
+    assert env.observation_space.shape == (LAYOUTS[name].size,)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("seat", [0, 1, 2])
+def test_single_agent_plays_every_seat_of_its_side(name: str, seat: int) -> None:
+    from scopa_env.single_agent import ScopaSingleAgentEnv
+
+    table = TABLES[name]
+    env = ScopaSingleAgentEnv(opponent="random", table=name, seat=seat, reward="points")
+    side = table.side_of(seat)
+    mine = {table.agents[s] for s in table.seats_of(side)}
+    assert set(env.learner_agents) == mine and len(mine) == table.players // table.sides
+    obs, info = env.reset(seed=seat)
+    rng = np.random.default_rng(seat)
+    played_as, total, done = set(), 0.0, False
+    while not done:
+        assert env.aec.agent_selection in mine
+        played_as.add(env.aec.agent_selection)
+        np.testing.assert_array_equal(obs, env.aec.observe(env.aec.agent_selection)["observation"])
+        legal = np.flatnonzero(env.action_masks())
+        obs, reward, done, _, info = env.step(int(legal[rng.integers(len(legal))]))
+        total += reward
+    assert played_as == mine
+    # Points rewards: the side's points minus the mean of the others', summed over the deals.
+    scores = env.aec.match.scores
+    others = [score for s, score in enumerate(scores) if s != side]
+    assert total == pytest.approx(scores[side] - np.mean(others))
+
+
+def test_single_agent_rejects_a_seat_off_the_table() -> None:
+    from scopa_env.single_agent import ScopaSingleAgentEnv
+
+    with pytest.raises(ValueError, match=r"seat must be a seat 0..2"):
+        ScopaSingleAgentEnv(table="scopa_3", seat=3)
+    env = ScopaSingleAgentEnv(players=6)
+    env.reset(seed=0, options={"seat": 5})
+    assert env.seat == 5 and env.learner_agents == ("player_1", "player_3", "player_5")
