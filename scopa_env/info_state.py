@@ -37,7 +37,10 @@ class InfoState:
     In Scopone the pairs and ``last_capturer`` are per partnership (mine and my partner's, the
     opponents'), ``opp_hand_size`` is the hand of the next player (the opponent who replies to
     my move) and ``other_hands`` holds the next player's, my partner's and the previous player's
-    hand sizes; it is empty with two players.
+    hand sizes; it is empty with two players. At the other tables of more seats
+    (``scopa_env.table_observation``) the pairs are (my side, every other side together),
+    ``match_score`` is (my side's, the best other side's) and ``other_hands`` lists every other
+    seat's hand from the next seat on; the observation itself keeps each seat apart.
     """
 
     hand: int
