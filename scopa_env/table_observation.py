@@ -95,6 +95,20 @@ class TableLayout:
         )
         #: Name -> slice of the observation vector.
         self.slices: dict[str, slice] = layout_slices(self.planes, scalars)
+        # What ``encode`` reads per observer seat, worked out once.
+        seats = range(n)
+        self._seats = tuple(tuple((me + k) % n for k in seats) for me in seats)
+        self._partners = tuple(
+            tuple(float(table.side_of(s) == table.side_of(me)) for s in self._seats[me])
+            for me in seats
+        )
+        self._one_hot = tuple(tuple(float(k == i) for i in range(n)) for k in range(n))
+        self._one_hot_last = tuple(tuple(float(k == i) for i in range(n + 1)) for k in range(n + 1))
+        self._no_scores = (0,) * table.sides
+        self._planes_stop = len(self.planes) * NUM_CARDS
+        self._hand_scale = float(table.hand_size)
+        self._stock_scale = float(NUM_CARDS - table.round_cards - table.table_size)
+        self._scope_scale = float(table.hand_size * table.rounds)
 
     def __repr__(self) -> str:
         return f"TableLayout({self.table.name!r}, size={self.size})"
@@ -110,12 +124,12 @@ class TableLayout:
     @property
     def stock_scale(self) -> float:
         """The stock after the first round: its largest size."""
-        return float(NUM_CARDS - self.table.round_cards - self.table.table_size)
+        return self._stock_scale
 
     @property
     def scope_scale(self) -> float:
         """The cards one seat plays in a deal: the most scope it can make."""
-        return float(self.table.hand_size * self.table.rounds)
+        return self._scope_scale
 
     @cached_property
     def high(self) -> np.ndarray:
@@ -168,42 +182,33 @@ class TableLayout:
     ) -> np.ndarray:
         """The observation of seat ``player`` from a deal's masks (``Deal.masks``): the
         arguments of ``scopa_env.observation.encode``, per seat, ``match_score`` per side."""
-        t = self.table
-        n = t.players
-        seats = [(player + k) % n for k in range(n)]
+        seats = self._seats[player]
         hand = hands[player]
         captured = 0
         for pile in piles:
             captured |= pile
         pending = 0 if pending_card is None else 1 << pending_card
         unseen = ALL_CARDS_MASK & ~(hand | table | captured)
-        masks = (
-            hand & ~pending,
-            table,
-            *(piles[s] for s in seats),
-            *(played[s] for s in seats),
-            unseen,
-            pending,
-            picked,
-        )
+        masks = [hand & ~pending, table]
+        masks += [piles[s] for s in seats]
+        masks += [played[s] for s in seats]
+        masks += (unseen, pending, picked)
         obs = np.empty(self.size, dtype=np.float32) if out is None else out
-        obs[: self.num_planes * NUM_CARDS] = masks_to_planes(masks)
-        my_side = t.side_of(player)
-        scores = match_score or (0,) * t.sides
-        last = n if last_capturer is None else (last_capturer - player) % n
+        planes = self._planes_stop
+        obs[:planes] = masks_to_planes(masks)
+        n = len(seats)
+        scores = match_score or self._no_scores
+        hand_scale, scope_scale = self._hand_scale, self._scope_scale
         choosing = pending_card is not None
-        obs[self.num_planes * NUM_CARDS :] = (
-            float(not choosing),
-            float(choosing),
-            stock_size / self.stock_scale,
-            *(hands[s].bit_count() / t.hand_size for s in seats[1:]),
-            *(scope[s] / self.scope_scale for s in seats),
-            *(float(t.side_of(s) == my_side) for s in seats),
-            *(min(scores[side] / target, MATCH_SCORE_CAP) for side in self.side_order[player]),
-            target / TARGET_SCALE,
-            *(float(dealer == s) for s in seats),
-            *(float(last == k) for k in range(n + 1)),
-        )
+        scalars = [float(not choosing), float(choosing), stock_size / self._stock_scale]
+        scalars += [hands[s].bit_count() / hand_scale for s in seats[1:]]
+        scalars += [scope[s] / scope_scale for s in seats]
+        scalars += self._partners[player]
+        scalars += [min(scores[side] / target, MATCH_SCORE_CAP) for side in self.side_order[player]]
+        scalars.append(target / TARGET_SCALE)
+        scalars += self._one_hot[(dealer - player) % n]
+        scalars += self._one_hot_last[n if last_capturer is None else (last_capturer - player) % n]
+        obs[planes:] = scalars
         return obs
 
     def decode(self, observation: np.ndarray) -> InfoState:
