@@ -447,3 +447,45 @@ def test_single_agent_rejects_a_seat_off_the_table() -> None:
     env = ScopaSingleAgentEnv(players=6)
     env.reset(seed=0, options={"seat": 5})
     assert env.seat == 5 and env.learner_agents == ("player_1", "player_3", "player_5")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_info_state_reads_back_what_each_seat_knows(name: str) -> None:
+    """Through random matches, every seat's decoded observation agrees with the engine: its
+    hand, the table, its side's pile and every other side's, plays, scope, hand sizes, stock,
+    dealer, last capturer and the match scores (mine, the best other side's)."""
+    table = TABLES[name]
+    n = table.players
+    env = scopa_v0.raw_env(table=name, rules={"target": 6})
+    env.reset(seed=9)
+    rng = np.random.default_rng(9)
+    while not all(env.terminations.values()):
+        deal, before = env.deal, env._score_before
+        for seat, agent in enumerate(table.agents):
+            info = InfoState.from_observation(env.observe(agent)["observation"])
+            side = table.side_of(seat)
+            ours = [s for s in range(n) if table.side_of(s) == side]
+            theirs = [s for s in range(n) if s not in ours]
+
+            def pooled(per_seat: Any, seats: list[int]) -> int:
+                return mask_of(c for s in seats for c in per_seat[s])
+
+            pending = env.pending_card if seat == deal.current_player else None
+            assert info.pending == pending
+            assert info.full_hand == mask_of(deal.hands[seat]) and info.table == mask_of(deal.table)
+            assert info.piles == (pooled(deal.captures, ours), pooled(deal.captures, theirs))
+            assert info.played == (pooled(deal.played, ours), pooled(deal.played, theirs))
+            assert info.unseen == hidden_cards(env, seat)
+            assert info.scope == (
+                sum(deal.scope[s] for s in ours),
+                sum(deal.scope[s] for s in theirs),
+            )
+            assert info.other_hands == tuple(len(deal.hands[(seat + k) % n]) for k in range(1, n))
+            assert info.opp_hand_size == len(deal.hands[(seat + 1) % n])
+            assert info.stock_size == len(deal.stock) and info.target == 6
+            assert info.is_dealer == (deal.dealer == seat)
+            last = deal.last_capturer
+            assert info.last_capturer == (None if last is None else int(last not in ours))
+            others = [before[s] for s in range(table.sides) if s != side]
+            assert info.match_score == (before[side], max(others))
+        random_step(env, rng)
