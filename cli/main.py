@@ -9,6 +9,11 @@ module provides::
 A module is imported only when its subcommand is chosen, so ``scopa --help`` stays fast and never
 imports heavy dependencies such as torch. A listed module that does not exist (yet) is left out.
 To add a subcommand, write its module and add one line to :data:`COMMANDS`.
+
+A mistake in what was asked (``scopa_env.errors.ScopaError``: a bad player, rules, table,
+checkpoint or config) is caught here, once for every subcommand: its message is printed on
+stderr, without a traceback, and the command exits with status 2, as argparse does for a bad
+option.
 """
 
 from __future__ import annotations
@@ -20,6 +25,8 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import NamedTuple, Protocol, cast
+
+from scopa_env.errors import ScopaError
 
 
 class Command(NamedTuple):
@@ -76,6 +83,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     run = cast(Callable[[argparse.Namespace], int], args.run)
     try:
         return run(args)
+    except ScopaError as error:  # a mistake in what was asked: its message, not a traceback
+        print(f"scopa {args.command}: {error}", file=sys.stderr)
+        return 2
     except BrokenPipeError:  # output piped into a reader that stopped early, e.g. `| head`
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1

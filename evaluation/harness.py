@@ -40,14 +40,25 @@ from typing import Any, Literal
 
 import numpy as np
 
-from evaluation.players import PlayerSpec, player_for
+from evaluation.players import PlayerSpec, check_seat, player_for
 from evaluation.records import GameRecord
 from evaluation.stats import PairingSummary, elo_table, summarise
 from scopa_env.cards import NUM_CARDS
 from scopa_env.engine import needs_redeal
 from scopa_env.environments import make_aec
+from scopa_env.errors import ScopaError
 from scopa_env.rules import Rules, resolve_rules
 from scopa_env.tables import resolve_table
+
+
+class EvaluationError(ScopaError, ValueError):
+    """An evaluation that cannot run as asked: the message names the argument and its value."""
+
+
+def _check_count(value: Any, name: str, least: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < least:
+        raise EvaluationError(f"{name} must be an integer of at least {least}, got {value!r}")
+
 
 #: The journal of finished games that ``scopa eval`` keeps in its output folder while it runs.
 JOURNAL = "journal.jsonl"
@@ -213,7 +224,7 @@ class Journal:
             lines = path.read_text().splitlines()
             found = json.loads(lines[0]) if lines else None
             if found != identity:
-                raise ValueError(
+                raise EvaluationError(
                     f"{path} holds another evaluation ({found}); this one is {identity}. "
                     "Choose another --out or delete the file."
                 )
@@ -298,9 +309,21 @@ def evaluate(
     """
     table = resolve_table(table).name
     rules = resolve_rules(rules)
+    for name, value, least in (
+        ("deals", deals, 0),
+        ("matches", matches, 0),
+        ("seed", seed, 0),
+        ("workers", workers, 1),
+        ("chunk", chunk, 1),
+    ):
+        _check_count(value, name, least)
+    if deals + matches == 0:
+        raise EvaluationError("deals and matches are both 0: nothing to play")
     specs = [PlayerSpec.parse(p) for p in players]
     if len(specs) < 2 or len({s.label for s in specs}) != len(specs):
-        raise ValueError(f"need at least two different players, got {list(players)}")
+        raise EvaluationError(f"need at least two different players, got {list(players)}")
+    for spec in specs:  # every name, option and checkpoint is checked before anything is played
+        check_seat(spec, player_for(spec, rules), table, rules)
     tasks = make_tasks(specs, deals, matches, seed, rules, chunk, table)
     log = None
     if journal is not None:

@@ -15,6 +15,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from scopa_env.errors import ScopaError
 from scopa_env.rules import Rules, resolve_rules
 
 #: Opponents the self-play pool can draw: batched baselines and frozen copies of the learner.
@@ -38,7 +39,7 @@ def _yaml(text: str) -> Any:
     return yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
 
 
-class ConfigError(ValueError):
+class ConfigError(ScopaError, ValueError):
     """A config that cannot run; the message names the offending key."""
 
 
@@ -298,7 +299,14 @@ def parse_overrides(items: list[str]) -> dict[str, Any]:
             node = node.setdefault(part, {})
             if not isinstance(node, dict):
                 raise ConfigError(f"override {item!r} conflicts with another override")
-        node[parts[-1]] = _yaml(raw) if raw else ""
+        try:
+            node[parts[-1]] = _yaml(raw) if raw else ""
+        except yaml.YAMLError as error:
+            problem = getattr(error, "problem", None) or "not a YAML value"
+            raise ConfigError(
+                f"override {item!r}: {raw!r} is not a YAML value ({problem}); quote a string, "
+                "write a list as [1, 2]"
+            ) from None
     return tree
 
 

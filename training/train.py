@@ -28,10 +28,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from evaluation.records import library_versions, write_csv
+from scopa_env.errors import CheckpointError
 from training.callback import TrainingCallback
 from training.checkpoint_eval import eval_table, evaluate_checkpoint
 from training.checkpoints import RunState, cpu_seconds, latest_checkpoint, preserved_rng
-from training.config import TrainConfig, dump_config
+from training.config import ConfigError, TrainConfig, dump_config
 from training.report import export_agent, plot_learning_curve, write_report
 
 if TYPE_CHECKING:
@@ -70,13 +71,19 @@ def train(
     if resume:
         checkpoint = latest_checkpoint(run_dir)
         if checkpoint is None and not (run_dir / "warm_start").is_dir():
-            raise FileNotFoundError(f"{run_dir} has no checkpoint to resume from")
+            raise CheckpointError(
+                f"{run_dir} has no complete checkpoint to resume from (checkpoints/update_*/ "
+                "with its done marker); start the run again with --config"
+            )
         if checkpoint is None:
             print(f"{run_dir} stopped in its warm start: starting again from the saved tasks")
     else:
         checkpoint = None
         if run_dir.exists():
-            raise FileExistsError(f"run folder {run_dir} already exists: resume it or use another")
+            raise ConfigError(
+                f"run folder {run_dir} already exists: continue it with --resume {run_dir}, or "
+                "choose another run_dir"
+            )
         run_dir.mkdir(parents=True)
         (run_dir / "config.yaml").write_text(dump_config(config))
         (run_dir / "meta.json").write_text(json.dumps(run_metadata(config), indent=2) + "\n")
