@@ -11,6 +11,7 @@ from pathlib import Path
 
 from benchmark.speed import BATCH_SIZES, QUICK_BATCH_SIZES, benchmark, markdown
 from cli.arguments import non_negative_int, positive_float, positive_int
+from evaluation.records import write_text
 from scopa_env.rules import PRESETS
 
 
@@ -47,9 +48,9 @@ def run(args: argparse.Namespace) -> int:
         pin=not args.no_pin,
     )
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "bench.json").write_text(json.dumps(result, indent=2) + "\n")
+    write_text(args.out / "bench.json", json.dumps(result, indent=2) + "\n")
     text = markdown(result)
-    (args.out / "bench.md").write_text(text)
+    write_text(args.out / "bench.md", text)
     print(text)
     print(f"wrote {args.out / 'bench.json'} and {args.out / 'bench.md'}")
     return 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from training.config import ConfigError, dump_config, load_config
+from training.config import ConfigError, load_config
 from training.train import train
 
 
@@ -25,9 +25,8 @@ def run(args: argparse.Namespace) -> int:
     if args.resume is not None:
         if args.config is not None:
             raise ConfigError("--resume uses the run's own config.yaml; drop --config")
+        # train() checks the overrides against the run before it rewrites its config.yaml.
         config = load_config(args.resume / "config.yaml", args.overrides)
-        if args.overrides:  # e.g. a longer total_timesteps: the run folder keeps the truth
-            (args.resume / "config.yaml").write_text(dump_config(config))
     else:
         if args.config is None:
             raise ConfigError("give --config configs/NAME.yaml (or --resume RUN_DIR)")

@@ -30,6 +30,7 @@ continues where it was (the decks and seeds are fixed, so the results are the sa
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -41,7 +42,7 @@ from typing import Any, Literal
 import numpy as np
 
 from evaluation.players import PlayerSpec, check_seat, player_for
-from evaluation.records import GameRecord
+from evaluation.records import GameRecord, write_text
 from evaluation.stats import PairingSummary, elo_table, summarise
 from scopa_env.cards import NUM_CARDS
 from scopa_env.engine import needs_redeal
@@ -228,15 +229,19 @@ class Journal:
                     f"{path} holds another evaluation ({found}); this one is {identity}. "
                     "Choose another --out or delete the file."
                 )
+            whole = lines[:1]
             for line in lines[1:]:
                 try:
                     entry = json.loads(line)
-                except json.JSONDecodeError:  # a line cut short by the stop
+                except json.JSONDecodeError:  # a line cut short by a kill: played again
                     continue
                 self.done[tuple(entry["task"])] = [GameRecord(**r) for r in entry["records"]]
+                whole.append(line)
+            if len(whole) < len(lines):  # so the next line is not glued to the torn one
+                write_text(path, "".join(line + "\n" for line in whole))
         else:
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps(identity) + "\n")
+            write_text(path, json.dumps(identity) + "\n")
 
     @staticmethod
     def key(task: Task) -> tuple[Any, ...]:
@@ -244,8 +249,10 @@ class Journal:
 
     def write(self, task: Task, records: list[GameRecord]) -> None:
         entry = {"task": list(self.key(task)), "records": [asdict(r) for r in records]}
-        with self.path.open("a") as file:
+        with self.path.open("a") as file:  # one line per task: a kill tears at most the last
             file.write(json.dumps(entry) + "\n")
+            file.flush()
+            os.fsync(file.fileno())
 
 
 def run_tasks(

@@ -16,7 +16,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from scopa_env.errors import ScopaError
-from scopa_env.rules import Rules, resolve_rules
+from scopa_env.rules import Rules, describe_rules, resolve_rules
 
 #: Opponents the self-play pool can draw: batched baselines and frozen copies of the learner.
 POOL_MEMBERS = ("random", "greedy", "heuristic", "snapshot", "latest")
@@ -375,6 +375,47 @@ def load_config(path: str | Path | None, overrides: list[str] | None = None) -> 
         data = _merge(data, parse_overrides(overrides))
         source += " with overrides"
     return validate(data, source)
+
+
+#: What a run's checkpoints fix: the network's shape and the game it learnt.
+FIXED_ON_RESUME = (
+    "rules",
+    "ppo.policy",
+    "ppo.card_width",
+    "ppo.global_width",
+    "ppo.card_lookahead",
+    "ppo.net_arch",
+    "ppo.activation",
+)
+
+
+def check_resume(saved: TrainConfig, config: TrainConfig) -> None:
+    """Refuse to resume a run with a config that contradicts what its checkpoints hold.
+
+    The network's shape (its weights would not fit) and the rules (the variant would change
+    mid-run) stay as the run's ``config.yaml`` has them; anything else, such as a longer
+    ``total_timesteps`` or another evaluation, may change.
+    """
+    changed = []
+    for key in FIXED_ON_RESUME:
+        if key == "rules":
+            old, new = saved.resolved_rules(), config.resolved_rules()
+            shown = (describe_rules(old), describe_rules(new))
+        else:
+            section, name = key.split(".")
+            old, new = (
+                getattr(getattr(saved, section), name),
+                getattr(getattr(config, section), name),
+            )
+            shown = (repr(old), repr(new))
+        if old != new:
+            changed.append(f"{key} is {shown[0]} in the run, {shown[1]} asked")
+    if changed:
+        raise ConfigError(
+            "cannot resume with a change the checkpoints do not allow: "
+            + "; ".join(changed)
+            + ". Start a new run for it (scopa train --config ...)"
+        )
 
 
 def dump_config(config: TrainConfig) -> str:

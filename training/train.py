@@ -27,12 +27,18 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from evaluation.records import library_versions, write_csv
+from evaluation.records import atomic_path, library_versions, write_csv, write_text
 from scopa_env.errors import CheckpointError
 from training.callback import TrainingCallback
 from training.checkpoint_eval import eval_table, evaluate_checkpoint
-from training.checkpoints import RunState, cpu_seconds, latest_checkpoint, preserved_rng
-from training.config import ConfigError, TrainConfig, dump_config
+from training.checkpoints import (
+    RunState,
+    cpu_seconds,
+    latest_checkpoint,
+    preserved_rng,
+    rewind_run,
+)
+from training.config import ConfigError, TrainConfig, check_resume, dump_config, load_config
 from training.report import export_agent, plot_learning_curve, write_report
 
 if TYPE_CHECKING:
@@ -61,15 +67,27 @@ def train(
 
     from training.selfplay import OpponentPool
 
-    # 1. Seeds and threads: the same seed and config give the same run on the same machine.
+    # 1. Nothing is written before the request is checked; then seeds and threads: the same
+    # seed and config give the same run on the same machine.
+    run_dir = Path(run_dir) if run_dir else default_run_dir(config)
+    if resume:
+        saved = load_config(run_dir / "config.yaml")
+        check_resume(saved, config)
+    elif run_dir.exists():
+        raise ConfigError(
+            f"run folder {run_dir} already exists: continue it with --resume {run_dir}, or "
+            "choose another run_dir"
+        )
     cpu_start = cpu_seconds()
     torch.set_num_threads(config.torch_threads)
     seed_everything(config.seed)
 
     # 2. The run folder documents itself before any training happens.
-    run_dir = Path(run_dir) if run_dir else default_run_dir(config)
     if resume:
-        checkpoint = latest_checkpoint(run_dir)
+        skipped: list[str] = []
+        checkpoint = latest_checkpoint(run_dir, skipped)
+        for line in skipped:
+            print(f"skipping checkpoint {line}", file=sys.stderr)
         if checkpoint is None and not (run_dir / "warm_start").is_dir():
             raise CheckpointError(
                 f"{run_dir} has no complete checkpoint to resume from (checkpoints/update_*/ "
@@ -77,16 +95,14 @@ def train(
             )
         if checkpoint is None:
             print(f"{run_dir} stopped in its warm start: starting again from the saved tasks")
+            rewind_run(run_dir, None, -1)
+        if config != saved:  # e.g. a longer total_timesteps: the run folder keeps the truth
+            write_text(run_dir / "config.yaml", dump_config(config))
     else:
         checkpoint = None
-        if run_dir.exists():
-            raise ConfigError(
-                f"run folder {run_dir} already exists: continue it with --resume {run_dir}, or "
-                "choose another run_dir"
-            )
         run_dir.mkdir(parents=True)
-        (run_dir / "config.yaml").write_text(dump_config(config))
-        (run_dir / "meta.json").write_text(json.dumps(run_metadata(config), indent=2) + "\n")
+        write_text(run_dir / "config.yaml", dump_config(config))
+        write_text(run_dir / "meta.json", json.dumps(run_metadata(config), indent=2) + "\n")
 
     # 3. Environment and opponent pool. The learner plays both seats (the env alternates them).
     pool = OpponentPool(
@@ -116,12 +132,14 @@ def train(
             checkpoint / "model.zip", env=env, device=config.device, **settings
         )
         state = RunState.load(checkpoint, pool)
-        env.seed(config.seed + 7919 * state.updates)  # fresh deals, not a replay of the start
+        rewind_run(run_dir, checkpoint, state.updates)
         print(f"resuming {run_dir} at update {state.updates} ({model.num_timesteps:,} steps)")
     env.attach_policy(model.policy)
 
     # 5. Callbacks do everything around PPO's updates: pool, checkpoints, evaluation, progress.
-    callback = TrainingCallback(config, run_dir, pool, env, state, progress, cpu_start)
+    callback = TrainingCallback(
+        config, run_dir, pool, env, state, progress, cpu_start, resumed=checkpoint is not None
+    )
 
     # 6. Learn (SB3 counts from the checkpoint's num_timesteps when resuming).
     remaining = config.total_timesteps - model.num_timesteps
@@ -133,7 +151,8 @@ def train(
             tb_log_name="ppo",
         )
     callback.finish(model)
-    model.save(run_dir / "final.zip")
+    with atomic_path(run_dir / "final.zip") as tmp:
+        model.save(tmp)
     env.close()
 
     # 7. Final evaluation of the chosen checkpoint, then the report and the learning curve.

@@ -30,6 +30,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import torch
 
+from evaluation.records import atomic_path
 from scopa_env.actions import NUM_ACTIONS
 
 
@@ -261,10 +262,9 @@ def _collect_task(
     torch.set_num_threads(1)
     env, teacher = make_task(index)
     decisions = collect(env, teacher, samples, gamma)
-    partial = path.with_suffix(".partial.npz")
     arrays = {k: v for k, v in decisions._asdict().items() if v is not None}
-    np.savez_compressed(partial, **arrays)
-    partial.replace(path)
+    with atomic_path(path) as tmp:
+        np.savez_compressed(tmp, **arrays)
 
 
 def warm_start(
