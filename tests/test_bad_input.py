@@ -273,6 +273,25 @@ def test_resume_without_a_checkpoint_and_an_existing_run_dir_are_messages(
     assert _files(tmp_path) == before
 
 
+def test_the_shipped_agent_is_replaced_only_on_purpose(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``export_to: agents/pretrained`` is the repository's folder from any working directory,
+    and a run that would overwrite it is refused before it starts."""
+    from training.config import load_config
+
+    shipped = ROOT / "agents" / "pretrained"
+    monkeypatch.chdir(tmp_path)
+    config = load_config(ROOT / "configs" / "full.yaml")
+    assert config.export_dir() == shipped
+    before = _files(shipped)
+    argv = ["train", "--config", str(ROOT / "configs" / "full.yaml"), "--run-dir", "run"]
+    code, err = _run(argv, capsys)
+    assert code == 2 and "export_overwrite=true" in err and str(shipped) in err
+    assert _files(shipped) == before and not (tmp_path / "run").exists()
+    load_config(ROOT / "configs" / "full.yaml", ["export_overwrite=true"]).check_export()
+
+
 def test_a_failed_evaluation_leaves_no_journal_to_block_the_corrected_one(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -18,6 +18,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from scopa_env.errors import ScopaError
 from scopa_env.rules import Rules, describe_rules, resolve_rules
 
+#: The folder a relative ``export_to`` is inside: the repository, not the working directory.
+REPOSITORY = Path(__file__).resolve().parents[1]
 #: Opponents the self-play pool can draw: batched baselines and frozen copies of the learner.
 POOL_MEMBERS = ("random", "greedy", "heuristic", "snapshot", "latest")
 #: Baselines the periodic evaluation can play against (any ``agents.make_agent`` name works).
@@ -246,8 +248,13 @@ class TrainConfig(_Section):
     #: Save a resumable checkpoint every this many PPO updates.
     checkpoint_every: int = Field(10, ge=1)
     #: Ship the evaluated checkpoint to this folder: ``model.zip``, ``model.json`` (config,
-    #: seed, steps, wall time, evaluation), ``README.md`` (the run report), the curve.
+    #: seed, steps, wall time, evaluation), ``README.md`` (the run report), the curve. A
+    #: relative path is inside the repository (``agents/pretrained`` is the shipped agent),
+    #: wherever the command runs.
     export_to: str | None = None
+    #: Replace an agent already in ``export_to``; without it a run that would overwrite one
+    #: (the shipped agent above all) is refused before it starts.
+    export_overwrite: bool = False
     ppo: PPOConfig = Field(default_factory=PPOConfig)
     warm_start: WarmStartConfig = Field(default_factory=WarmStartConfig)
     selfplay: SelfPlayConfig = Field(default_factory=SelfPlayConfig)
@@ -284,6 +291,21 @@ class TrainConfig(_Section):
 
     def resolved_rules(self) -> Rules:
         return resolve_rules(self.rules)
+
+    def export_dir(self) -> Path | None:
+        """``export_to`` as a folder: an absolute path as it is, else inside the repository."""
+        if self.export_to is None:
+            return None
+        return REPOSITORY / self.export_to
+
+    def check_export(self) -> None:
+        """Refuse to overwrite an exported agent unless ``export_overwrite`` says so."""
+        dest = self.export_dir()
+        if dest is not None and (dest / "model.zip").exists() and not self.export_overwrite:
+            raise ConfigError(
+                f"export_to={self.export_to!r} ({dest}) already holds an agent (model.zip); "
+                "set export_overwrite=true to replace it on purpose, or export elsewhere"
+            )
 
 
 def parse_overrides(items: list[str]) -> dict[str, Any]:

@@ -73,7 +73,8 @@ def train(
     if resume:
         saved = load_config(run_dir / "config.yaml")
         check_resume(saved, config)
-    elif run_dir.exists():
+    config.check_export()
+    if not resume and run_dir.exists():
         raise ConfigError(
             f"run folder {run_dir} already exists: continue it with --resume {run_dir}, or "
             "choose another run_dir"
@@ -176,8 +177,14 @@ def train(
     state.cpu_s += cpu_seconds() - callback.cpu_mark
     plot_learning_curve(run_dir)
     write_report(run_dir, config, model.num_timesteps, state, chosen.name, final_eval, table)
-    if config.export_to:
-        export_agent(run_dir, chosen, Path(config.export_to), config, model.num_timesteps, state)
+    dest = config.export_dir()
+    if dest is not None:
+        try:
+            config.check_export()  # an agent may have appeared there while this run trained
+        except ConfigError as error:
+            print(f"not exported: {error}", file=sys.stderr)
+        else:
+            export_agent(run_dir, chosen, dest, config, model.num_timesteps, state)
     steps_per_s = state.learn_steps / max(state.learn_s, 1e-9)
     return TrainResult(
         run_dir, model.num_timesteps, state.wall_s + state.eval_s, steps_per_s, final_eval, table
