@@ -15,6 +15,7 @@ from pathlib import Path
 from cli.arguments import non_negative_int, positive_int
 from cli.rules_args import add_rules_arguments, rules_from_args
 from evaluation.harness import JOURNAL, evaluate
+from evaluation.records import folder_lock
 from evaluation.report import write_outputs
 from scopa_env.rules import describe_rules
 from scopa_env.tables import TABLES
@@ -77,31 +78,40 @@ def run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     if (args.out / JOURNAL).is_file():
         print(f"scopa eval: continuing from {args.out / JOURNAL}", file=sys.stderr)
-    records, summaries, elo_rows = evaluate(
-        args.players,
-        deals=args.deals,
-        matches=args.matches,
-        rules=rules,
-        seed=args.seed,
-        workers=args.workers,
-        progress=not args.no_progress,
-        chunk=args.chunk,
-        table=args.table,
-        journal=args.out / JOURNAL,
-    )
-    header = {
-        "command": "scopa eval " + " ".join(shlex.quote(a) for a in sys.argv[2:])
-        if len(sys.argv) > 1 and sys.argv[1] == "eval"
-        else "scopa eval",
-        "table": args.table,
-        "rules": describe_rules(rules),
-        "seed": args.seed,
-        "duplicate deal pairs per pairing": args.deals,
-        "duplicate match pairs per pairing": args.matches,
-        "wall time": f"{time.perf_counter() - start:.0f} s with {args.workers} worker(s)",
-    }
-    report = write_outputs(args.out, records, summaries, elo_rows, header)
-    (args.out / JOURNAL).unlink()
+    with folder_lock(args.out):  # a second command writing the same folder is refused
+        try:
+            records, summaries, elo_rows = evaluate(
+                args.players,
+                deals=args.deals,
+                matches=args.matches,
+                rules=rules,
+                seed=args.seed,
+                workers=args.workers,
+                progress=not args.no_progress,
+                chunk=args.chunk,
+                table=args.table,
+                journal=args.out / JOURNAL,
+            )
+        except KeyboardInterrupt:
+            if not (args.out / JOURNAL).is_file():
+                raise
+            raise KeyboardInterrupt(
+                f"the finished games are in {args.out / JOURNAL}: run the same command again to "
+                "continue from them"
+            ) from None
+        header = {
+            "command": "scopa eval " + " ".join(shlex.quote(a) for a in sys.argv[2:])
+            if len(sys.argv) > 1 and sys.argv[1] == "eval"
+            else "scopa eval",
+            "table": args.table,
+            "rules": describe_rules(rules),
+            "seed": args.seed,
+            "duplicate deal pairs per pairing": args.deals,
+            "duplicate match pairs per pairing": args.matches,
+            "wall time": f"{time.perf_counter() - start:.0f} s with {args.workers} worker(s)",
+        }
+        report = write_outputs(args.out, records, summaries, elo_rows, header)
+        (args.out / JOURNAL).unlink()
     print(report, end="")
     print(
         f"wrote {args.out}/games.csv, summary.csv, report.md, report.png"

@@ -33,7 +33,6 @@ import json
 import os
 import time
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
 from itertools import combinations
 from pathlib import Path
@@ -44,6 +43,7 @@ import numpy as np
 from evaluation.players import PlayerSpec, check_seat, player_for
 from evaluation.records import GameRecord, write_text
 from evaluation.stats import PairingSummary, elo_table, summarise
+from evaluation.workers import WorkerPool
 from scopa_env.cards import NUM_CARDS
 from scopa_env.engine import needs_redeal
 from scopa_env.environments import make_aec
@@ -260,7 +260,9 @@ def run_tasks(
 ) -> list[GameRecord]:
     """Run tasks in ``workers`` processes (1: in this process) with a progress bar.
 
-    With a ``journal``, tasks it holds are not played again and each finished task is added.
+    With a ``journal``, tasks it holds are not played again and each finished task is added
+    as it finishes. Interrupted (Ctrl-C, SIGTERM), it stops at once: queued tasks are
+    cancelled, the workers ended (``evaluation.workers``) and the journal keeps what finished.
     """
     from tqdm import tqdm
 
@@ -283,10 +285,9 @@ def run_tasks(
             for task in todo:
                 finished(task, run_task(task))
         else:
-            with ProcessPoolExecutor(max_workers=workers) as pool:
-                futures = {pool.submit(run_task, task): task for task in todo}
-                for future in as_completed(futures):
-                    finished(futures[future], future.result())
+            with WorkerPool(workers) as pool:
+                for task, records in pool.results(run_task, todo):
+                    finished(task, records)
     finally:
         bar.close()
     records = [r for chunk in results for r in chunk]

@@ -20,6 +20,8 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+from scopa_env.errors import ScopaError
+
 #: The libraries whose versions a run records beside its results.
 LIBRARIES = ("scopa-env", "torch", "stable-baselines3", "sb3-contrib", "gymnasium", "numpy")
 
@@ -63,6 +65,64 @@ def atomic_path(path: Path) -> Iterator[Path]:
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+#: The lock file of a folder a command is writing (see ``folder_lock``).
+LOCK = ".lock"
+
+
+class FolderInUseError(ScopaError, RuntimeError):
+    """Another running command is writing the folder."""
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
+
+
+@contextlib.contextmanager
+def folder_lock(folder: Path) -> Iterator[None]:
+    """Hold ``folder/.lock``, which names this process, while writing ``folder``.
+
+    A second command that would write the same folder meanwhile gets ``FolderInUseError``
+    naming the first one's pid; a lock left by a process that no longer runs (killed) is taken
+    over. The folder is created if needed, and removed again if it is left empty.
+    """
+    folder = Path(folder)
+    created = not folder.exists()
+    folder.mkdir(parents=True, exist_ok=True)
+    lock = folder / LOCK
+    for _ in range(2):
+        try:
+            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            try:
+                pid = int(lock.read_text().strip() or 0)
+            except (OSError, ValueError):
+                pid = 0
+            if pid and pid != os.getpid() and _running(pid):
+                raise FolderInUseError(
+                    f"{folder} is being written by another command (pid {pid}, see {lock}); "
+                    "wait for it to finish, or stop it, or choose another folder"
+                ) from None
+            lock.unlink(missing_ok=True)  # its process has gone: take it over
+            continue
+        with os.fdopen(fd, "w") as handle:
+            handle.write(f"{os.getpid()}\n")
+        break
+    else:
+        raise FolderInUseError(f"{folder}: another command took {lock} at the same moment")
+    try:
+        yield
+    finally:
+        lock.unlink(missing_ok=True)
+        if created and not any(folder.iterdir()):
+            folder.rmdir()
 
 
 def write_text(path: Path, text: str) -> None:

@@ -8,11 +8,18 @@ reason. Sizes are tiny; every test here is marked slow.
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
 import torch
+import yaml
 from test_train import TINY
 
 from training.config import ConfigError, validate
@@ -53,6 +60,61 @@ def finished(tmp_path_factory: pytest.TempPathFactory) -> Path:
     run = tmp_path_factory.mktemp("finished") / "run"
     train(validate(RUN), run, progress=False)
     return run
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: Runs ``scopa`` with one function wrapped so that, when its call number ``AT`` returns, the
+#: process sends a real signal to its whole process group (workers included): a stop at a
+#: known point of the run, the way a Ctrl-C in the terminal or a ``kill`` of the group does.
+_STOPPER = textwrap.dedent(
+    """
+    import functools, importlib, os, signal, sys
+    module, name, at, signame, *argv = sys.argv[1:]
+    owner = importlib.import_module(module)
+    *path, attribute = name.split(".")
+    for part in path:
+        owner = getattr(owner, part)
+    real = getattr(owner, attribute)
+    calls = [0]
+
+    def stop_after(*args, **kwargs):
+        result = real(*args, **kwargs)
+        calls[0] += 1
+        if calls[0] == int(at):
+            os.killpg(os.getpgrp(), getattr(signal, signame))
+        return result
+
+    stop_after.__qualname__ = stop_after.__name__ = "stop_after"
+    setattr(owner, attribute, stop_after)
+    from cli.main import main
+    sys.exit(main(argv))
+    """
+)
+
+
+def stopped(where: str, at: int, signame: str, argv: list[str]) -> tuple[int, str]:
+    """Run ``scopa argv`` in a new session, stopped by ``signame`` after call ``at`` of
+    ``where`` (``module:attribute``); returns the exit status and stderr, once no process of
+    the session is left."""
+    module, name = where.split(":")
+    process = subprocess.Popen(
+        [sys.executable, "-c", _STOPPER, module, name, str(at), signame, *argv],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    _, err = process.communicate(timeout=120)
+    try:  # the session's process group is gone: no worker outlived the command
+        os.killpg(process.pid, 0)
+        left = True
+    except ProcessLookupError:
+        left = False
+    assert not left, "processes of the stopped command are still running"
+    return process.returncode, err
 
 
 def _copy(run: Path, dest: Path) -> Path:
@@ -118,17 +180,126 @@ def test_resume_falls_back_past_a_corrupt_checkpoint_and_ends_as_the_unstopped_r
     assert_same_run(finished, run)
 
 
-def test_a_resume_drops_what_came_after_the_checkpoint(finished: Path, tmp_path: Path) -> None:
-    """Killed after update 3's evaluation, with the last checkpoint at update 2: no doubled
-    rows in evals.csv, and best.zip is the checkpoint's, not the lost update's."""
+# Interrupted runs resumed ----------------------------------------------------------------
+
+
+def _config_file(folder: Path, config: dict) -> Path:
+    path = folder / "config.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False))  # the pool draws in key order
+    return path
+
+
+@pytest.mark.parametrize(
+    ("where", "at", "signame", "resumes_at"),
+    [
+        # Just after update 3's evaluation (a new best.zip, rows in evals.csv), the last
+        # checkpoint at update 2: the issue's "killed at update 14 just after a new best".
+        ("training.callback:append_csv", 4, "SIGINT", 2),
+        # In the middle of writing update 4's checkpoint: its temporary folder is ignored.
+        ("training.checkpoints:RunState.save", 3, "SIGTERM", 2),
+    ],
+    ids=["after-an-evaluation", "while-checkpointing"],
+)
+def test_training_stopped_and_resumed_ends_as_the_unstopped_run(
+    finished: Path, tmp_path: Path, where: str, at: int, signame: str, resumes_at: int
+) -> None:
     from training.train import train
 
-    run = _copy(finished, tmp_path / "run")
-    shutil.rmtree(run / "checkpoints" / "update_000004")
-    train(validate(RUN), run, resume=True, progress=False)
+    run = tmp_path / "run"
+    config = _config_file(tmp_path, RUN)
+    code, err = stopped(where, at, signame, ["train", "--config", str(config), "--run-dir",
+                                             str(run), "--no-progress"])  # fmt: skip
+    assert code == 128 + getattr(signal, signame), err
+    assert f"continue it with scopa train --resume {run}" in err.splitlines()[-1]
+    assert not (run / "final.zip").exists() and not (run / ".lock").exists()
+    result = train(validate(RUN), run, resume=True, progress=False)
+    assert result.timesteps == 512
     rows = (run / "evals.csv").read_text().splitlines()
-    assert len(rows) == len(set(rows)) == 1 + 5  # the header, then updates 0 to 4
+    assert len(rows) == len(set(rows)) == 1 + 5  # the header, then updates 0 to 4 once each
     assert_same_run(finished, run)
+
+
+def test_a_warm_start_stopped_in_its_workers_resumes_from_the_finished_tasks(
+    tmp_path: Path,
+) -> None:
+    from training.train import train
+
+    workers = {**TINY["warm_start"], "samples": 1024, "task_samples": 128, "workers": 2}
+    config = {**TINY, "warm_start": workers, "eval": {**TINY["eval"], "every": 0}}
+    train(validate(config), tmp_path / "unstopped", progress=False)
+    run = tmp_path / "run"
+    code, err = stopped("training.warm_start:_collect_task", 2, "SIGINT",
+                        ["train", "--config", str(_config_file(tmp_path, config)), "--run-dir",
+                         str(run), "--no-progress"])  # fmt: skip
+    assert code == 130, err
+    kept = sorted(p.name for p in (run / "warm_start").iterdir())
+    assert 2 <= len(kept) < 8 and all(name.startswith("task_") for name in kept), kept
+    assert "warm-start tasks: continue it with scopa train --resume" in err
+    stamps = {p.name: p.stat().st_mtime_ns for p in (run / "warm_start").iterdir()}
+    train(validate(config), run, resume=True, progress=False)
+    assert all((run / "warm_start" / n).stat().st_mtime_ns == t for n, t in stamps.items())
+    assert (run / "final_eval.csv").read_text() == (
+        tmp_path / "unstopped" / "final_eval.csv"
+    ).read_text()
+    wa, wb = _weights(tmp_path / "unstopped" / "final.zip"), _weights(run / "final.zip")
+    assert all(torch.equal(wa[k], wb[k]) for k in wa)
+
+
+def test_an_evaluation_stopped_in_its_workers_continues_from_its_journal(tmp_path: Path) -> None:
+    from cli import main as cli
+    from evaluation.harness import evaluate
+
+    argv = ["eval", "greedy", "heuristic", "--deals", "24", "--chunk", "2", "--no-progress"]
+    out = tmp_path / "eval"
+    code, err = stopped("evaluation.harness:Journal.write", 3, "SIGTERM",
+                        [*argv, "--workers", "2", "--out", str(out)])  # fmt: skip
+    assert code == 143, err
+    assert "run the same command again to continue" in err.splitlines()[-1]
+    lines = (out / "journal.jsonl").read_text().splitlines()
+    assert 1 + 3 <= len(lines) < 1 + 12  # the identity, then every task that finished
+    assert not (out / "games.csv").exists() and not (out / ".lock").exists()
+    assert cli.main([*argv, "--workers", "2", "--out", str(out)]) == 0
+    unstopped, _, _ = evaluate(["greedy", "heuristic"], deals=24, chunk=2)
+
+    def results(rows):  # CPU timings differ from run to run; everything else is the same
+        return [{k: v for k, v in r.items() if not k.startswith("cpu_")} for r in rows]
+
+    import csv
+
+    with (out / "games.csv").open() as handle:
+        written = list(csv.DictReader(handle))
+    expected = [{k: str(v) for k, v in asdict(r).items()} for r in unstopped]
+    assert results(written) == results(expected)
+
+
+def test_a_second_command_on_the_same_folder_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from cli import main as cli
+    from evaluation.records import folder_lock
+
+    out = tmp_path / "eval"
+    argv = ["eval", "greedy", "random", "--deals", "1", "--out", str(out), "--no-progress"]
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        out.mkdir()
+        (out / ".lock").write_text(f"{sleeper.pid}\n")  # a command that is still running
+        assert cli.main(argv) == 2
+        assert f"pid {sleeper.pid}" in capsys.readouterr().err
+        assert sorted(p.name for p in out.iterdir()) == [".lock"]
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    assert cli.main(argv) == 0  # its process has gone: the lock is taken over
+    assert (out / "games.csv").is_file() and not (out / ".lock").exists()
+    with folder_lock(out):  # held by this process, which is running
+        second = subprocess.run(
+            [sys.executable, "-m", "cli.main", *argv], cwd=ROOT, capture_output=True, text=True,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )  # fmt: skip
+    assert second.returncode == 2 and f"being written by another command (pid {os.getpid()}" in (
+        second.stderr
+    )
 
 
 # Overrides on --resume -----------------------------------------------------------------------

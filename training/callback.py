@@ -145,8 +145,12 @@ class TrainingCallback(_base_callback()):  # type: ignore[misc]
         start = time.perf_counter()
         path = self.run_dir / "eval_model.zip"
         self.model.save(path)
-        with preserved_rng():
-            rows = evaluate_checkpoint(path, self.config, self.config.eval.deals)
+        try:
+            with preserved_rng():
+                rows = evaluate_checkpoint(path, self.config, self.config.eval.deals)
+        except BaseException:  # stopped: the run folder keeps no half-used model
+            path.unlink(missing_ok=True)
+            raise
         for row in rows:
             row.update(update=self.state.updates, timesteps=self.model.num_timesteps)
             prefix = f"eval/{row['opponent']}"

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from evaluation.records import atomic_path, library_versions, write_csv, write_text
+from evaluation.records import atomic_path, folder_lock, library_versions, write_csv, write_text
 from scopa_env.errors import CheckpointError
 from training.callback import TrainingCallback
 from training.checkpoint_eval import eval_table, evaluate_checkpoint
@@ -61,14 +61,12 @@ def train(
     resume: bool = False,
     progress: bool = True,
 ) -> TrainResult:
-    """Train, evaluate and report one run; ``resume`` continues ``run_dir``'s last checkpoint."""
-    import torch
-    from sb3_contrib import MaskablePPO
+    """Train, evaluate and report one run; ``resume`` continues ``run_dir``'s last checkpoint.
 
-    from training.selfplay import OpponentPool
-
-    # 1. Nothing is written before the request is checked; then seeds and threads: the same
-    # seed and config give the same run on the same machine.
+    Interrupted (Ctrl-C, SIGTERM), it stops within seconds with the run folder as its last
+    checkpoint left it, and raises ``KeyboardInterrupt`` with a line saying how to continue.
+    """
+    # 0. Nothing is written before the request is checked, and one command at a time.
     run_dir = Path(run_dir) if run_dir else default_run_dir(config)
     if resume:
         saved = load_config(run_dir / "config.yaml")
@@ -79,6 +77,31 @@ def train(
             f"run folder {run_dir} already exists: continue it with --resume {run_dir}, or "
             "choose another run_dir"
         )
+    with folder_lock(run_dir):  # a second command writing this run folder is refused
+        try:
+            return _train(config, run_dir, resume, progress)
+        except KeyboardInterrupt:
+            raise KeyboardInterrupt(_how_to_continue(run_dir)) from None
+
+
+def _how_to_continue(run_dir: Path) -> str:
+    checkpoint = latest_checkpoint(run_dir)
+    if checkpoint is not None:
+        kept = f"its checkpoint at update {int(checkpoint.name.removeprefix('update_'))}"
+    elif list((run_dir / "warm_start").glob("task_*.npz")):
+        kept = f"{len(list((run_dir / 'warm_start').glob('task_*.npz')))} warm-start tasks"
+    else:
+        kept = "nothing trained yet"
+    return f"the run keeps {kept}: continue it with scopa train --resume {run_dir}"
+
+
+def _train(config: TrainConfig, run_dir: Path, resume: bool, progress: bool) -> TrainResult:
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from training.selfplay import OpponentPool
+
+    # 1. Seeds and threads: the same seed and config give the same run on the same machine.
     cpu_start = cpu_seconds()
     torch.set_num_threads(config.torch_threads)
     seed_everything(config.seed)
@@ -97,11 +120,10 @@ def train(
         if checkpoint is None:
             print(f"{run_dir} stopped in its warm start: starting again from the saved tasks")
             rewind_run(run_dir, None, -1)
-        if config != saved:  # e.g. a longer total_timesteps: the run folder keeps the truth
+        if config != load_config(run_dir / "config.yaml"):  # e.g. a longer total_timesteps
             write_text(run_dir / "config.yaml", dump_config(config))
     else:
         checkpoint = None
-        run_dir.mkdir(parents=True)
         write_text(run_dir / "config.yaml", dump_config(config))
         write_text(run_dir / "meta.json", json.dumps(run_metadata(config), indent=2) + "\n")
 
@@ -145,12 +167,16 @@ def train(
     # 6. Learn (SB3 counts from the checkpoint's num_timesteps when resuming).
     remaining = config.total_timesteps - model.num_timesteps
     if remaining > 0:
-        model.learn(
-            remaining,
-            callback=callback,
-            reset_num_timesteps=checkpoint is None,
-            tb_log_name="ppo",
-        )
+        try:
+            model.learn(
+                remaining,
+                callback=callback,
+                reset_num_timesteps=checkpoint is None,
+                tb_log_name="ppo",
+            )
+        finally:
+            if callback.bar is not None:
+                callback.bar.close()
     callback.finish(model)
     with atomic_path(run_dir / "final.zip") as tmp:
         model.save(tmp)
