@@ -6,6 +6,8 @@ Every player has ``act(observation) -> int`` on ``scopa_v0``'s observation dict 
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +17,7 @@ from agents.heuristic import HeuristicAgent
 from agents.ismcts import ISMCTSAgent
 from agents.policy import PRETRAINED_CHECKPOINT, PolicyAgent
 from agents.random_agent import RandomAgent
-from scopa_env.players import UnknownPlayerError
+from scopa_env.errors import CheckpointError, PlayerError, ScopaError, UnknownPlayerError
 
 AGENTS: dict[str, type] = {
     "random": RandomAgent,
@@ -25,6 +27,42 @@ AGENTS: dict[str, type] = {
 }
 
 
+#: Annotations whose values ``check_options`` checks, and what each accepts (never coerced).
+_OPTION_TYPES: dict[str, tuple[str, Callable[[Any], bool]]] = {
+    "int": ("an integer", lambda v: isinstance(v, int) and not isinstance(v, bool)),
+    "float": (
+        "a number",
+        lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+    ),
+    "bool": ("True or False", lambda v: isinstance(v, bool)),
+    "str": ("a string", lambda v: isinstance(v, str)),
+}
+
+
+def check_options(factory: Callable[..., Any], name: str, options: dict[str, Any]) -> None:
+    """Refuse options a player does not take, and values of the wrong type, naming them.
+
+    Types come from the constructor's annotations (``int``, ``float``, ``bool``, ``str``,
+    each optionally ``| None``); a string where a number is wanted is refused, not converted.
+    """
+    parameters = inspect.signature(factory).parameters
+    accepted = [p for p in parameters if p not in ("self", "path")]
+    for key, value in options.items():
+        if key not in parameters or key == "path":
+            raise PlayerError(f"player {name!r} has no option {key!r}; it takes {sorted(accepted)}")
+        kinds = [part.strip() for part in str(parameters[key].annotation).split("|")]
+        optional = "None" in kinds
+        kinds = [kind for kind in kinds if kind != "None"]
+        if (value is None and optional) or not kinds or any(k not in _OPTION_TYPES for k in kinds):
+            continue  # None where allowed, or a type this check does not know
+        if not any(_OPTION_TYPES[kind][1](value) for kind in kinds):
+            wanted = " or ".join(_OPTION_TYPES[kind][0] for kind in kinds)
+            raise PlayerError(
+                f"player {name!r} option {key} takes {wanted + ' or None' * optional}, "
+                f"got {value!r}"
+            )
+
+
 def make_agent(name_or_path: str | Path, **kwargs: Any) -> Agent:
     """A player by name (``random``, ``greedy``, ``heuristic``, ``ismcts``, ``pretrained``) or
     by the path of a MaskablePPO checkpoint; ``kwargs`` go to its constructor (``rules``,
@@ -32,16 +70,24 @@ def make_agent(name_or_path: str | Path, **kwargs: Any) -> Agent:
     through which environments build an opponent by name."""
     name = str(name_or_path)
     if name in AGENTS:
-        return AGENTS[name](**kwargs)
+        check_options(AGENTS[name], name, kwargs)
+        try:
+            return AGENTS[name](**kwargs)
+        except ValueError as error:
+            if isinstance(error, ScopaError):
+                raise
+            raise PlayerError(f"player {name!r}: {error}") from None
     if name == "pretrained":
         if not PRETRAINED_CHECKPOINT.is_file():
-            raise FileNotFoundError(
+            raise CheckpointError(
                 f"no pretrained checkpoint at {PRETRAINED_CHECKPOINT}; train one with "
                 "`scopa train` or pass the path of a checkpoint"
             )
+        check_options(PolicyAgent, name, kwargs)
         return PolicyAgent(PRETRAINED_CHECKPOINT, **kwargs)
     path = Path(name)
     if path.suffix == ".zip" or path.is_file():
+        check_options(PolicyAgent, name, kwargs)
         return PolicyAgent(path, **kwargs)
     raise UnknownPlayerError(
         f"unknown player {name!r}: use one of {sorted([*AGENTS, 'pretrained'])} "
@@ -58,6 +104,7 @@ __all__ = [
     "PolicyAgent",
     "RandomAgent",
     "RuleAgent",
+    "check_options",
     "make_agent",
     "reset_agent",
 ]

@@ -8,9 +8,32 @@ from typing import Any
 import numpy as np
 
 from agents.base import Observation
+from scopa_env.errors import CheckpointError
 
 #: Where ``make_agent("pretrained")`` looks for the project's released checkpoint.
 PRETRAINED_CHECKPOINT = Path(__file__).resolve().parent / "pretrained" / "model.zip"
+
+
+def load_policy_checkpoint(path: Path, device: str = "cpu") -> Any:
+    """The ``MaskablePPO`` model saved at ``path``; ``CheckpointError`` if there is none there.
+
+    A missing file, a zip cut short and a zip that is not an SB3 save are all the same mistake
+    to the caller: the path does not name a checkpoint.
+    """
+    if not path.is_file():
+        raise CheckpointError(
+            f"no checkpoint at {path}: give the path of a MaskablePPO .zip written by "
+            "`scopa train` (or model.save)"
+        )
+    from sb3_contrib import MaskablePPO  # heavy (torch): imported only when needed
+
+    try:
+        return MaskablePPO.load(path, device=device)
+    except Exception as error:  # SB3 raises whatever its zip, JSON or torch reader raised
+        raise CheckpointError(
+            f"{path} is not a loadable MaskablePPO checkpoint ({type(error).__name__}: "
+            f"{str(error).splitlines()[0] if str(error) else 'no detail'})"
+        ) from None
 
 
 class PolicyAgent:
@@ -39,11 +62,7 @@ class PolicyAgent:
     ) -> None:
         del rules
         self.path = Path(path)
-        if not self.path.is_file():
-            raise FileNotFoundError(f"no checkpoint at {self.path}")
-        from sb3_contrib import MaskablePPO  # heavy (torch): imported only when needed
-
-        self.model = MaskablePPO.load(self.path, device=device)
+        self.model = load_policy_checkpoint(self.path, device)
         self.deterministic = deterministic
         self._dict_keys: tuple[str, ...] | None = None
         spaces = getattr(self.model.observation_space, "spaces", None)

@@ -47,6 +47,7 @@ from typing import Any
 import numpy as np
 
 from evaluation.records import library_versions
+from scopa_env.rules import resolve_rules
 
 BATCH_SIZES = (1, 4, 16, 64, 256, 1024, 2048, 4096, 8192, 16384)
 QUICK_BATCH_SIZES = (1, 64, 1024, 4096, 16384)
@@ -397,6 +398,11 @@ def benchmark(
     pin: bool = True,
 ) -> dict[str, Any]:
     """Measure every case, interleaved repeat by repeat; the result as ``bench.json`` holds it."""
+    resolve_rules(rules)  # a bad preset is refused before any measurement
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
+        raise ValueError(f"repeats must be a positive integer, got {repeats!r}")
+    if not seconds > 0:
+        raise ValueError(f"seconds must be more than 0, got {seconds!r}")
     import pettingzoo
     from pettingzoo.classic import connect_four_v3
 

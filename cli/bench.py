@@ -10,37 +10,47 @@ import json
 from pathlib import Path
 
 from benchmark.speed import BATCH_SIZES, QUICK_BATCH_SIZES, benchmark, markdown
+from cli.arguments import non_negative_int, positive_float, positive_int
+from evaluation.records import write_text
+from scopa_env.rules import PRESETS
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quick", action="store_true", help="a short run (about 30 s)")
     parser.add_argument("--out", type=Path, default=Path("runs/bench"), help="output folder")
-    parser.add_argument("--repeats", type=int, default=None, help="repeats (default 5; quick 2)")
     parser.add_argument(
-        "--seconds", type=float, default=None, help="seconds per measurement (default 2; quick 0.3)"
+        "--repeats", type=positive_int, default=None, help="repeats (default 5; quick 2)"
     )
     parser.add_argument(
-        "--batch-sizes", type=lambda s: tuple(int(x) for x in s.split(",")), default=None,
+        "--seconds",
+        type=positive_float,
+        default=None,
+        help="seconds per measurement (default 2; quick 0.3)",
+    )
+    parser.add_argument(
+        "--batch-sizes", type=lambda s: tuple(positive_int(x) for x in s.split(",")), default=None,
         help=f"comma-separated batch sizes (default {','.join(map(str, BATCH_SIZES))})",
     )  # fmt: skip
-    parser.add_argument("--rules", default="scopa", help="rules preset for our engines")
+    parser.add_argument(
+        "--rules", default="scopa", choices=sorted(PRESETS), help="rules preset for our engines"
+    )
     parser.add_argument("--no-pin", action="store_true", help="do not pin to one CPU core")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=non_negative_int, default=0)
 
 
 def run(args: argparse.Namespace) -> int:
     result = benchmark(
         rules=args.rules,
         seed=args.seed,
-        repeats=args.repeats or (2 if args.quick else 5),
-        seconds=args.seconds or (0.3 if args.quick else 2.0),
+        repeats=args.repeats if args.repeats is not None else (2 if args.quick else 5),
+        seconds=args.seconds if args.seconds is not None else (0.3 if args.quick else 2.0),
         sizes=args.batch_sizes or (QUICK_BATCH_SIZES if args.quick else BATCH_SIZES),
         pin=not args.no_pin,
     )
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "bench.json").write_text(json.dumps(result, indent=2) + "\n")
+    write_text(args.out / "bench.json", json.dumps(result, indent=2) + "\n")
     text = markdown(result)
-    (args.out / "bench.md").write_text(text)
+    write_text(args.out / "bench.md", text)
     print(text)
     print(f"wrote {args.out / 'bench.json'} and {args.out / 'bench.md'}")
     return 0

@@ -7,6 +7,7 @@ import argparse
 import numpy as np
 
 from agents import make_agent
+from cli.arguments import non_negative_int
 from cli.rules_args import add_rules_arguments, rules_from_args
 from scopa_env import render, scopa_v0
 
@@ -15,7 +16,9 @@ PLAYERS = ("random", "greedy")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--seed", type=int, default=None, help="random seed (default: fresh)")
+    parser.add_argument(
+        "--seed", type=non_negative_int, default=None, help="random seed (default: fresh)"
+    )
     add_rules_arguments(parser)
     parser.add_argument("--moves", action="store_true", help="also print every play")
 
@@ -24,10 +27,7 @@ def run(args: argparse.Namespace) -> int:
     seed = (
         args.seed if args.seed is not None else int(np.random.SeedSequence().generate_state(1)[0])
     )
-    try:
-        rules = rules_from_args(args)
-    except ValueError as error:
-        raise SystemExit(f"scopa demo: {error}") from None
+    rules = rules_from_args(args)
     env = scopa_v0.raw_env(rules=rules)
     players = dict(
         zip(

@@ -12,8 +12,10 @@ import sys
 import time
 from pathlib import Path
 
+from cli.arguments import non_negative_int, positive_int
 from cli.rules_args import add_rules_arguments, rules_from_args
 from evaluation.harness import JOURNAL, evaluate
+from evaluation.records import folder_lock
 from evaluation.report import write_outputs
 from scopa_env.rules import describe_rules
 from scopa_env.tables import TABLES
@@ -30,12 +32,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--deals",
-        type=int,
+        type=non_negative_int,
         default=200,
         help="duplicate deal pairs per pairing; each deck is played twice (default: 200)",
     )
     parser.add_argument(
-        "--matches", type=int, default=0, help="duplicate match pairs per pairing (default: 0)"
+        "--matches",
+        type=non_negative_int,
+        default=0,
+        help="duplicate match pairs per pairing (default: 0)",
     )
     add_rules_arguments(parser)
     parser.add_argument(
@@ -47,16 +52,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="scopa (two players, default), or scopone / scopone_scientifico: four players, "
         "each player in a partnership with a copy of itself",
     )
-    parser.add_argument("--seed", type=int, default=0, help="seed of decks and players")
+    parser.add_argument(
+        "--seed", type=non_negative_int, default=0, help="seed of decks and players"
+    )
     parser.add_argument(
         "--workers",
-        type=int,
+        type=positive_int,
         default=1,
         help=f"worker processes (default: 1; this machine has {os.cpu_count()})",
     )
     parser.add_argument(
         "--chunk",
-        type=int,
+        type=positive_int,
         default=20,
         help="duplicate deal pairs per task handed to a worker (default: 20)",
     )
@@ -67,43 +74,44 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.deals < 0 or args.matches < 0 or args.deals + args.matches == 0:
-        raise SystemExit("scopa eval: --deals and --matches must be >= 0, and not both 0")
-    try:
-        rules = rules_from_args(args)
-    except ValueError as error:
-        raise SystemExit(f"scopa eval: {error}") from None
+    rules = rules_from_args(args)
     start = time.perf_counter()
     if (args.out / JOURNAL).is_file():
         print(f"scopa eval: continuing from {args.out / JOURNAL}", file=sys.stderr)
-    try:
-        records, summaries, elo_rows = evaluate(
-            args.players,
-            deals=args.deals,
-            matches=args.matches,
-            rules=rules,
-            seed=args.seed,
-            workers=args.workers,
-            progress=not args.no_progress,
-            chunk=args.chunk,
-            table=args.table,
-            journal=args.out / JOURNAL,
-        )
-    except ValueError as error:
-        raise SystemExit(f"scopa eval: {error}") from None
-    header = {
-        "command": "scopa eval " + " ".join(shlex.quote(a) for a in sys.argv[2:])
-        if len(sys.argv) > 1 and sys.argv[1] == "eval"
-        else "scopa eval",
-        "table": args.table,
-        "rules": describe_rules(rules),
-        "seed": args.seed,
-        "duplicate deal pairs per pairing": args.deals,
-        "duplicate match pairs per pairing": args.matches,
-        "wall time": f"{time.perf_counter() - start:.0f} s with {args.workers} worker(s)",
-    }
-    report = write_outputs(args.out, records, summaries, elo_rows, header)
-    (args.out / JOURNAL).unlink()
+    with folder_lock(args.out):  # a second command writing the same folder is refused
+        try:
+            records, summaries, elo_rows = evaluate(
+                args.players,
+                deals=args.deals,
+                matches=args.matches,
+                rules=rules,
+                seed=args.seed,
+                workers=args.workers,
+                progress=not args.no_progress,
+                chunk=args.chunk,
+                table=args.table,
+                journal=args.out / JOURNAL,
+            )
+        except KeyboardInterrupt:
+            if not (args.out / JOURNAL).is_file():
+                raise
+            raise KeyboardInterrupt(
+                f"the finished games are in {args.out / JOURNAL}: run the same command again to "
+                "continue from them"
+            ) from None
+        header = {
+            "command": "scopa eval " + " ".join(shlex.quote(a) for a in sys.argv[2:])
+            if len(sys.argv) > 1 and sys.argv[1] == "eval"
+            else "scopa eval",
+            "table": args.table,
+            "rules": describe_rules(rules),
+            "seed": args.seed,
+            "duplicate deal pairs per pairing": args.deals,
+            "duplicate match pairs per pairing": args.matches,
+            "wall time": f"{time.perf_counter() - start:.0f} s with {args.workers} worker(s)",
+        }
+        report = write_outputs(args.out, records, summaries, elo_rows, header)
+        (args.out / JOURNAL).unlink()
     print(report, end="")
     print(
         f"wrote {args.out}/games.csv, summary.csv, report.md, report.png"

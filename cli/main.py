@@ -9,6 +9,16 @@ module provides::
 A module is imported only when its subcommand is chosen, so ``scopa --help`` stays fast and never
 imports heavy dependencies such as torch. A listed module that does not exist (yet) is left out.
 To add a subcommand, write its module and add one line to :data:`COMMANDS`.
+
+The first Ctrl-C or SIGTERM stops any command within seconds: the command keeps what it
+finished (a journal, the checkpoints, the warm start's task files), ends its worker processes,
+prints one line saying how to continue and exits with 130 (SIGINT) or 143 (SIGTERM). A second
+one while it cleans up ends the worker processes and the command at once.
+
+A mistake in what was asked (``scopa_env.errors.ScopaError``: a bad player, rules, table,
+checkpoint or config) is caught here, once for every subcommand: its message is printed on
+stderr, without a traceback, and the command exits with status 2, as argparse does for a bad
+option.
 """
 
 from __future__ import annotations
@@ -16,10 +26,15 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
+import multiprocessing
 import os
+import signal
 import sys
+import threading
 from collections.abc import Callable, Sequence
-from typing import NamedTuple, Protocol, cast
+from typing import Any, NamedTuple, Protocol, cast
+
+from scopa_env.errors import ScopaError
 
 
 class Command(NamedTuple):
@@ -70,15 +85,51 @@ def build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:
     return parser
 
 
+class _Stop:
+    """The signal handler of a running command: the first signal interrupts, a second ends."""
+
+    def __init__(self) -> None:
+        self.signal: int | None = None
+
+    def __call__(self, signum: int, frame: object) -> None:
+        if self.signal is None:
+            self.signal = signum
+            raise KeyboardInterrupt
+        print(f"\nscopa: {signal.Signals(signum).name} again: stopping now", file=sys.stderr)
+        for child in multiprocessing.active_children():
+            child.kill()
+        os._exit(128 + signum)
+
+    def install(self) -> dict[int, Any]:
+        """Handle SIGINT and SIGTERM; returns the handlers it replaced."""
+        return {signum: signal.signal(signum, self) for signum in (signal.SIGINT, signal.SIGTERM)}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser(argv).parse_args(argv)
     run = cast(Callable[[argparse.Namespace], int], args.run)
+    stop = _Stop()
+    replaced = stop.install() if threading.current_thread() is threading.main_thread() else {}
     try:
         return run(args)
+    except KeyboardInterrupt as interrupt:
+        signum = stop.signal or signal.SIGINT
+        how = f"; {interrupt.args[0]}" if interrupt.args else ""
+        print(
+            f"\nscopa {args.command}: stopped by {signal.Signals(signum).name}{how}",
+            file=sys.stderr,
+        )
+        return 128 + signum
+    except ScopaError as error:  # a mistake in what was asked: its message, not a traceback
+        print(f"scopa {args.command}: {error}", file=sys.stderr)
+        return 2
     except BrokenPipeError:  # output piped into a reader that stopped early, e.g. `| head`
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
+    finally:
+        for signum, handler in replaced.items():
+            signal.signal(signum, handler)
 
 
 if __name__ == "__main__":

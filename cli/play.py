@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
+from cli.arguments import non_negative_int
 from cli.rules_args import add_rules_arguments, rules_from_args
 from scopa_env.cards import card_name, parse_cards
 from scopa_env.engine import Move
@@ -34,17 +35,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add_rules_arguments(parser)
     parser.add_argument("--seat", type=int, choices=(0, 1), default=0, help="your seat")
-    parser.add_argument("--seed", type=int, default=None, help="seed of the deals")
+    parser.add_argument("--seed", type=non_negative_int, default=None, help="seed of the deals")
 
 
 def run(args: argparse.Namespace) -> int:
     from agents import make_agent
 
-    try:
-        rules = rules_from_args(args)
-    except ValueError as error:
-        print(f"error: {error}")
-        return 2
+    rules = rules_from_args(args)
     opponent = make_agent(args.opponent, rules=rules, seed=args.seed)
     print(f"Rules: {describe_rules(rules)}; opponent: {args.opponent}")
     env = raw_env(rules=rules, render_mode="ansi", show_hands=AGENTS[args.seat])

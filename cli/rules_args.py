@@ -16,6 +16,7 @@ import argparse
 import dataclasses
 from typing import Any
 
+from scopa_env.errors import RulesError
 from scopa_env.rules import PRESETS, Rules
 
 _FIELDS = {field.name: str(field.type) for field in dataclasses.fields(Rules)}
@@ -76,11 +77,11 @@ def add_rules_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def rules_from_args(args: argparse.Namespace) -> Rules:
-    """The rules named by ``--rules``, ``--rule`` and ``--target``; ``ValueError`` if invalid."""
+    """The rules named by ``--rules``, ``--rule`` and ``--target``; ``RulesError`` if invalid."""
     options = dict(args.rule)
     if args.target is not None:
         if options.get("target", args.target) != args.target:
-            raise ValueError(
+            raise RulesError(
                 f"--target {args.target} and --rule target={options['target']} disagree"
             )
         options["target"] = args.target

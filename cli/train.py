@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
-from training.config import ConfigError, dump_config, load_config
+from training.config import ConfigError, load_config
 from training.train import train
 
 
@@ -23,25 +22,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        if args.resume is not None:
-            if args.config is not None:
-                raise ConfigError("--resume uses the run's own config.yaml; drop --config")
-            config = load_config(args.resume / "config.yaml", args.overrides)
-            if args.overrides:  # e.g. a longer total_timesteps: the run folder keeps the truth
-                (args.resume / "config.yaml").write_text(dump_config(config))
-        else:
-            if args.config is None:
-                raise ConfigError("give --config configs/NAME.yaml (or --resume RUN_DIR)")
-            config = load_config(args.config, args.overrides)
-            if args.run_dir is not None and args.run_dir.exists():
-                raise ConfigError(
-                    f"run folder {args.run_dir} already exists; continue it with --resume "
-                    f"{args.run_dir} or choose another --run-dir"
-                )
-    except ConfigError as error:
-        print(f"scopa train: {error}", file=sys.stderr)
-        return 2
+    if args.resume is not None:
+        if args.config is not None:
+            raise ConfigError("--resume uses the run's own config.yaml; drop --config")
+        # train() checks the overrides against the run before it rewrites its config.yaml.
+        config = load_config(args.resume / "config.yaml", args.overrides)
+    else:
+        if args.config is None:
+            raise ConfigError("give --config configs/NAME.yaml (or --resume RUN_DIR)")
+        config = load_config(args.config, args.overrides)
+        if args.run_dir is not None and args.run_dir.exists():
+            raise ConfigError(
+                f"run folder {args.run_dir} already exists; continue it with --resume "
+                f"{args.run_dir} or choose another --run-dir"
+            )
     result = train(
         config,
         run_dir=args.resume or args.run_dir,

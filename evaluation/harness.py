@@ -30,9 +30,9 @@ continues where it was (the decks and seeds are fixed, so the results are the sa
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
 from itertools import combinations
 from pathlib import Path
@@ -40,14 +40,26 @@ from typing import Any, Literal
 
 import numpy as np
 
-from evaluation.players import PlayerSpec, player_for
-from evaluation.records import GameRecord
+from evaluation.players import PlayerSpec, check_seat, player_for
+from evaluation.records import GameRecord, write_text
 from evaluation.stats import PairingSummary, elo_table, summarise
+from evaluation.workers import WorkerPool
 from scopa_env.cards import NUM_CARDS
 from scopa_env.engine import needs_redeal
 from scopa_env.environments import make_aec
+from scopa_env.errors import ScopaError
 from scopa_env.rules import Rules, resolve_rules
 from scopa_env.tables import resolve_table
+
+
+class EvaluationError(ScopaError, ValueError):
+    """An evaluation that cannot run as asked: the message names the argument and its value."""
+
+
+def _check_count(value: Any, name: str, least: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < least:
+        raise EvaluationError(f"{name} must be an integer of at least {least}, got {value!r}")
+
 
 #: The journal of finished games that ``scopa eval`` keeps in its output folder while it runs.
 JOURNAL = "journal.jsonl"
@@ -213,19 +225,23 @@ class Journal:
             lines = path.read_text().splitlines()
             found = json.loads(lines[0]) if lines else None
             if found != identity:
-                raise ValueError(
+                raise EvaluationError(
                     f"{path} holds another evaluation ({found}); this one is {identity}. "
                     "Choose another --out or delete the file."
                 )
+            whole = lines[:1]
             for line in lines[1:]:
                 try:
                     entry = json.loads(line)
-                except json.JSONDecodeError:  # a line cut short by the stop
+                except json.JSONDecodeError:  # a line cut short by a kill: played again
                     continue
                 self.done[tuple(entry["task"])] = [GameRecord(**r) for r in entry["records"]]
+                whole.append(line)
+            if len(whole) < len(lines):  # so the next line is not glued to the torn one
+                write_text(path, "".join(line + "\n" for line in whole))
         else:
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps(identity) + "\n")
+            write_text(path, json.dumps(identity) + "\n")
 
     @staticmethod
     def key(task: Task) -> tuple[Any, ...]:
@@ -233,8 +249,10 @@ class Journal:
 
     def write(self, task: Task, records: list[GameRecord]) -> None:
         entry = {"task": list(self.key(task)), "records": [asdict(r) for r in records]}
-        with self.path.open("a") as file:
+        with self.path.open("a") as file:  # one line per task: a kill tears at most the last
             file.write(json.dumps(entry) + "\n")
+            file.flush()
+            os.fsync(file.fileno())
 
 
 def run_tasks(
@@ -242,7 +260,9 @@ def run_tasks(
 ) -> list[GameRecord]:
     """Run tasks in ``workers`` processes (1: in this process) with a progress bar.
 
-    With a ``journal``, tasks it holds are not played again and each finished task is added.
+    With a ``journal``, tasks it holds are not played again and each finished task is added
+    as it finishes. Interrupted (Ctrl-C, SIGTERM), it stops at once: queued tasks are
+    cancelled, the workers ended (``evaluation.workers``) and the journal keeps what finished.
     """
     from tqdm import tqdm
 
@@ -265,10 +285,9 @@ def run_tasks(
             for task in todo:
                 finished(task, run_task(task))
         else:
-            with ProcessPoolExecutor(max_workers=workers) as pool:
-                futures = {pool.submit(run_task, task): task for task in todo}
-                for future in as_completed(futures):
-                    finished(futures[future], future.result())
+            with WorkerPool(workers) as pool:
+                for task, records in pool.results(run_task, todo):
+                    finished(task, records)
     finally:
         bar.close()
     records = [r for chunk in results for r in chunk]
@@ -298,9 +317,21 @@ def evaluate(
     """
     table = resolve_table(table).name
     rules = resolve_rules(rules)
+    for name, value, least in (
+        ("deals", deals, 0),
+        ("matches", matches, 0),
+        ("seed", seed, 0),
+        ("workers", workers, 1),
+        ("chunk", chunk, 1),
+    ):
+        _check_count(value, name, least)
+    if deals + matches == 0:
+        raise EvaluationError("deals and matches are both 0: nothing to play")
     specs = [PlayerSpec.parse(p) for p in players]
     if len(specs) < 2 or len({s.label for s in specs}) != len(specs):
-        raise ValueError(f"need at least two different players, got {list(players)}")
+        raise EvaluationError(f"need at least two different players, got {list(players)}")
+    for spec in specs:  # every name, option and checkpoint is checked before anything is played
+        check_seat(spec, player_for(spec, rules), table, rules)
     tasks = make_tasks(specs, deals, matches, seed, rules, chunk, table)
     log = None
     if journal is not None:

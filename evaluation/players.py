@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from scopa_env.errors import PlayerError, TableError
 from scopa_env.rules import Rules
 
 
@@ -30,7 +31,7 @@ class PlayerSpec:
             for item in rest.split(","):
                 key, eq, value = item.partition("=")
                 if not eq or not key.strip():
-                    raise ValueError(f"bad player option {item!r} in {text!r} (use key=value)")
+                    raise PlayerError(f"bad player option {item!r} in {text!r} (use key=value)")
                 try:
                     parsed = ast.literal_eval(value.strip())
                 except (ValueError, SyntaxError):
@@ -68,3 +69,24 @@ def player_for(spec: PlayerSpec, rules: Rules) -> Any:
 
             torch.set_num_threads(1)
     return _PLAYERS[key]
+
+
+def check_seat(spec: PlayerSpec, player: Any, table: str, rules: Rules) -> None:
+    """Refuse a learned player whose network reads another table's observations.
+
+    A checkpoint trained for two-player Scopa observes a vector of another length than
+    Scopone's; ``TableError`` names both, rather than a shape error deep in torch.
+    """
+    from scopa_env.environments import make_aec
+
+    space = getattr(getattr(player, "model", None), "observation_space", None)
+    if space is None:
+        return
+    wanted = getattr(space, "spaces", {}).get("observation", space).shape
+    env = make_aec(table, rules=rules)
+    given = env.observation_space(env.possible_agents[0])["observation"].shape
+    if wanted != given:
+        raise TableError(
+            f"player {spec.label!r} reads observations of shape {wanted}, but the {table!r} "
+            f"table gives {given}: evaluate it at the table it was trained for"
+        )

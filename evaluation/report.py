@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from evaluation.records import GameRecord, write_csv
+from evaluation.records import GameRecord, atomic_path, write_csv, write_text
 from evaluation.stats import ELO_MEAN, PairingSummary
 
 
@@ -116,7 +116,8 @@ def plot_report(
         ax.set_xlabel("Elo (Bradley-Terry, 95% CI)")
         ax.set_title("round-robin")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=120)
     plt.close(fig)
 
 
@@ -137,6 +138,6 @@ def write_outputs(
     if elo_rows:
         write_csv(out / "elo.csv", list(elo_rows))
     report = markdown_report(summaries, elo_rows, header)
-    (out / "report.md").write_text(report)
+    write_text(out / "report.md", report)
     plot_report(summaries, elo_rows, out / "report.png")
     return report

@@ -5,6 +5,7 @@ from pettingzoo import aec_registry, register
 from scopa_env import scopa_v0, scopone_v0
 from scopa_env.cards import card_name, parse_card
 from scopa_env.engine import Deal, IllegalMoveError, Match, Move
+from scopa_env.errors import ScopaError
 from scopa_env.rules import Rules
 
 __all__ = [
@@ -13,6 +14,7 @@ __all__ = [
     "Match",
     "Move",
     "Rules",
+    "ScopaError",
     "card_name",
     "parse_card",
     "scopa_v0",

@@ -14,6 +14,7 @@ two sides receive ``+d`` and ``-d``.
 
 from __future__ import annotations
 
+import inspect
 import operator
 import warnings
 from collections.abc import Callable, Sequence
@@ -39,6 +40,7 @@ from scopa_env.cards import (
     mask_of,
 )
 from scopa_env.engine import Deal, IllegalMoveError, Match
+from scopa_env.errors import EnvironmentArgumentError, ResetNeededError
 from scopa_env.rules import Rules, resolve_rules
 from scopa_env.tables import Table
 
@@ -95,7 +97,7 @@ def side_rewards(values: Sequence[float]) -> tuple[float, ...]:
 def check_choice(value: Any, name: str, choices: Sequence[str]) -> str:
     """``value`` if it is one of ``choices``, else a ``ValueError`` naming the argument."""
     if not isinstance(value, str) or value not in choices:
-        raise ValueError(f"{name} must be one of {list(choices)}, got {value!r}")
+        raise EnvironmentArgumentError(f"{name} must be one of {list(choices)}, got {value!r}")
     return value
 
 
@@ -140,6 +142,14 @@ class CaptureGameEnv(AECEnv, EzPickle):
         )
         super().__init__()
         self.rules: Rules = resolve_rules(rules)
+        takes = inspect.signature(self._table_for).parameters
+        unknown = sorted(set(variant) - set(takes))
+        if unknown:
+            accepted = [p for p in inspect.signature(type(self)).parameters if p != "variant"]
+            raise EnvironmentArgumentError(
+                f"{self.metadata['name']} takes no argument {', '.join(map(repr, unknown))}; "
+                f"its arguments are {accepted}"
+            )
         self.table: Table = self._table_for(**variant)
         agents = self.table.agents
         self.episode = check_choice(episode, "episode", EPISODES)
@@ -293,13 +303,23 @@ class CaptureGameEnv(AECEnv, EzPickle):
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         """The agent's observation; repeated calls in one state return the same arrays."""
         player = self._index[agent]
-        obs = self._obs_cache[player]
+        try:
+            obs = self._obs_cache[player]
+        except AttributeError:
+            raise ResetNeededError(
+                f"{self.metadata['name']}: call reset() before observe({agent!r})"
+            ) from None
         if obs is None:
             obs = self._obs_cache[player] = self._observe(player)
         return obs
 
     def step(self, action: int | np.integer) -> None:
-        agent = self.agent_selection
+        try:
+            agent = self.agent_selection
+        except AttributeError:
+            raise ResetNeededError(
+                f"{self.metadata['name']}: call reset() before step({action!r})"
+            ) from None
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return

@@ -34,6 +34,7 @@ from scopa_env.cards import (
     cards_of,
     mask_of,
 )
+from scopa_env.errors import IllegalMoveError, PositionError
 from scopa_env.rules import Rules, resolve_rules
 from scopa_env.scoring import ScoreBreakdown, score_piles
 from scopa_env.tables import SCOPA, Table, resolve_table
@@ -57,10 +58,6 @@ def _round_cuts(kind: Table) -> tuple[tuple[tuple[tuple[int, slice], ...], int],
         (tuple(((first + i) % n, slice(i, dealt, n)) for i in range(n)), dealt)
         for first in range(n)
     )
-
-
-class IllegalMoveError(ValueError):
-    """A move that the rules do not allow in the current position."""
 
 
 class Move(NamedTuple):
@@ -131,7 +128,7 @@ def _check_player(value: Any, what: str, players: int = 2) -> int:
         or not 0 <= value < players
     ):
         seats = "0 or 1" if players == 2 else f"a seat 0..{players - 1}"
-        raise ValueError(f"{what} must be {seats}, got {value!r}")
+        raise PositionError(f"{what} must be {seats}, got {value!r}")
     return int(value)
 
 
@@ -139,12 +136,12 @@ def _check_cards(cards: Iterable[Any], what: str) -> tuple[int, ...]:
     try:
         cards = tuple(cards)
     except TypeError:
-        raise ValueError(f"{what} must be a sequence of card ids, got {cards!r}") from None
+        raise PositionError(f"{what} must be a sequence of card ids, got {cards!r}") from None
     for card in cards:
         if isinstance(card, bool) or not isinstance(card, int | np.integer):
-            raise ValueError(f"{what} holds {card!r}, which is not a card id (0..39)")
+            raise PositionError(f"{what} holds {card!r}, which is not a card id (0..39)")
         if not 0 <= card < NUM_CARDS:
-            raise ValueError(f"{what} holds {card!r}, which is not a card id (0..39)")
+            raise PositionError(f"{what} holds {card!r}, which is not a card id (0..39)")
     return tuple(int(card) for card in cards)
 
 
@@ -228,7 +225,7 @@ class Deal:
         deck = _check_cards(deck, "deck")
         if len(deck) != NUM_CARDS or len(set(deck)) != NUM_CARDS:
             missing = sorted(set(range(NUM_CARDS)) - set(deck))
-            raise ValueError(
+            raise PositionError(
                 f"a deck must hold each of the 40 cards once; got {len(deck)} cards"
                 + (f", missing {[card_name(c) for c in missing]}" if missing else "")
             )
@@ -256,7 +253,7 @@ class Deal:
         rules = resolve_rules(rules)
         kind = resolve_table(kind)
         if not isinstance(rng, np.random.Generator):
-            raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+            raise PositionError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
         while True:
             deck = rng.permutation(NUM_CARDS).tolist()
             if not needs_redeal(kind.table_of(deck), rules):
@@ -293,7 +290,7 @@ class Deal:
         played = ((),) * n if played is None else played
         if len(hands) != n or len(captures) != n or len(scope) != n or len(played) != n:
             count = _NUMBER_WORDS.get(n, str(n))
-            raise ValueError(
+            raise PositionError(
                 f"hands, captures, scope and played must each have {count} entries, "
                 f"one per seat of a {kind.name} deal"
             )
@@ -308,7 +305,7 @@ class Deal:
             last_capturer = _check_player(last_capturer, "last_capturer", n)
         for p, count in enumerate(scope):
             if isinstance(count, bool) or not isinstance(count, int | np.integer) or count < 0:
-                raise ValueError(f"scope[{p}] must be a non-negative integer, got {count!r}")
+                raise PositionError(f"scope[{p}] must be a non-negative integer, got {count!r}")
 
         places = {f"hands[{p}]": cards for p, cards in enumerate(hand_cards)}
         places |= {"table": table_cards, "stock": stock_cards}
@@ -317,19 +314,23 @@ class Deal:
         for place, cards in places.items():
             for card in cards:
                 if card in seen:
-                    raise ValueError(f"card {card_name(card)} is in both {seen[card]} and {place}")
+                    raise PositionError(
+                        f"card {card_name(card)} is in both {seen[card]} and {place}"
+                    )
                 seen[card] = place
         missing = sorted(set(range(NUM_CARDS)) - set(seen))
         if missing:
-            raise ValueError(f"cards missing from the position: {[card_name(c) for c in missing]}")
+            raise PositionError(
+                f"cards missing from the position: {[card_name(c) for c in missing]}"
+            )
         for p, cards in enumerate(hand_cards):
             if len(cards) > kind.hand_size:
-                raise ValueError(
+                raise PositionError(
                     f"hands[{p}] holds {len(cards)} cards; a hand holds at most {kind.hand_size}"
                 )
         rounds_left = len(stock_cards) // kind.round_cards
         if len(stock_cards) % kind.round_cards or rounds_left >= kind.rounds:
-            raise ValueError(
+            raise PositionError(
                 f"the stock holds {len(stock_cards)} cards; it must hold whole rounds of "
                 f"{kind.round_cards}, at most {kind.rounds - 1}"
             )
@@ -337,14 +338,14 @@ class Deal:
         finished = not any(sizes) and not stock_cards
         if not finished:
             if not any(sizes):
-                raise ValueError("every hand is empty but the stock is not: deal the next round")
+                raise PositionError("every hand is empty but the stock is not: deal the next round")
             # Seats from the first player up to the one to move have played one card more.
             order = [(first_player + i) % n for i in range(n)]
             moved = order.index(current_player)
             held = sizes[current_player]
             expected = [held - (order.index(p) < moved) for p in range(n)]
             if sizes != expected or not held:
-                raise ValueError(
+                raise PositionError(
                     f"player {current_player} is to move, so the hands must hold {expected} "
                     f"cards (the first player, player {first_player}, leads every round and "
                     f"the dealer, player {(first_player - 1) % n}, plays last); "
@@ -354,12 +355,12 @@ class Deal:
         for p in range(n):
             stray = set(played_cards[p]) - set(table_cards) - captured
             if stray:
-                raise ValueError(
+                raise PositionError(
                     f"played[{p}] holds {[card_name(c) for c in sorted(stray)]}, "
                     "which are neither on the table nor captured"
                 )
         if sum(len(set(c)) for c in played_cards) != len(set().union(*played_cards)):
-            raise ValueError("a card cannot have been played by two players")
+            raise PositionError("a card cannot have been played by two players")
 
         deal = cls._blank(rules, kind, first_player)
         deal._hands = [mask_of(h) for h in hand_cards]
@@ -506,11 +507,12 @@ class Deal:
         else:
             try:
                 card, capture = move
-                card = int(card)
-                capture_mask = mask_of(capture)
-            except (TypeError, ValueError):
+                (card,) = _check_cards((card,), "the move")
+                capture_mask = mask_of(_check_cards(capture, "the capture"))
+            except (TypeError, ValueError) as error:
                 raise IllegalMoveError(
-                    f"not a move: {move!r} (expected Move(card, capture) with card ids)"
+                    f"not a move: {move!r}: {error}; a move is Move(card, capture) of integer "
+                    "card ids"
                 ) from None
         player = self._current
         if not 0 <= card < NUM_CARDS or not self._hands[player] >> card & 1:

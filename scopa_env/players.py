@@ -17,7 +17,11 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from scopa_env.errors import PlayerError, UnknownPlayerError
+
 Observation = Mapping[str, np.ndarray]
+__all__ = ["ENTRY_POINT_GROUP", "Player", "PlayerError", "UnknownPlayerError", "make_player"]
+
 #: The entry-point group of player factories: ``factory(name, **options) -> Player``.
 ENTRY_POINT_GROUP = "scopa_env.players"
 
@@ -29,10 +33,6 @@ class Player(Protocol):
     def act(self, observation: Observation) -> int:
         """A legal action for this observation dict."""
         ...
-
-
-class UnknownPlayerError(ValueError):
-    """A player name that no installed package provides."""
 
 
 @cache

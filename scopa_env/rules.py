@@ -6,6 +6,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from scopa_env.errors import RulesError
+
 
 @dataclass(frozen=True, slots=True)
 class Rules:
@@ -35,26 +37,26 @@ class Rules:
 
     def __post_init__(self) -> None:
         if isinstance(self.target, bool) or not isinstance(self.target, int) or self.target < 1:
-            raise ValueError(f"Rules.target must be a positive integer, got {self.target!r}")
+            raise RulesError(f"Rules.target must be a positive integer, got {self.target!r}")
         for field in dataclasses.fields(self):
             if field.type == "bool" and not isinstance(getattr(self, field.name), bool):
-                raise ValueError(
+                raise RulesError(
                     f"Rules.{field.name} must be True or False, got {getattr(self, field.name)!r}"
                 )
         if self.capture_sum is not None and (
             isinstance(self.capture_sum, bool) or self.capture_sum != 15
         ):
-            raise ValueError(f"Rules.capture_sum must be None or 15, got {self.capture_sum!r}")
+            raise RulesError(f"Rules.capture_sum must be None or 15, got {self.capture_sum!r}")
         if self.capture_sum is not None and self.ace_takes_all:
-            raise ValueError("Rules.ace_takes_all cannot be combined with capture_sum=15")
+            raise RulesError("Rules.ace_takes_all cannot be combined with capture_sum=15")
         if self.ace_sweep_scopa and not self.ace_takes_all:
-            raise ValueError("Rules.ace_sweep_scopa needs ace_takes_all=True")
+            raise RulesError("Rules.ace_sweep_scopa needs ace_takes_all=True")
 
     @classmethod
     def preset(cls, name: str, **overrides: Any) -> Rules:
         """The rules of a named variant, optionally with some options changed."""
         if name not in PRESETS:
-            raise ValueError(f"unknown rules preset {name!r}; choose one of {sorted(PRESETS)}")
+            raise RulesError(f"unknown rules preset {name!r}; choose one of {sorted(PRESETS)}")
         return cls.from_dict({**PRESETS[name], **overrides})
 
     @classmethod
@@ -63,7 +65,7 @@ class Rules:
         known = {field.name for field in dataclasses.fields(cls)}
         unknown = sorted(set(options) - known)
         if unknown:
-            raise ValueError(f"unknown rule option(s) {unknown}; options are {sorted(known)}")
+            raise RulesError(f"unknown rule option(s) {unknown}; options are {sorted(known)}")
         return cls(**options)
 
     def to_dict(self) -> dict[str, Any]:
@@ -98,9 +100,9 @@ def resolve_rules(rules: Rules | str | dict[str, Any] | None) -> Rules:
         if preset is None:
             return Rules.from_dict(options)
         if not isinstance(preset, str) or preset not in PRESETS:
-            raise ValueError(f"unknown rules preset {preset!r}; choose one of {sorted(PRESETS)}")
+            raise RulesError(f"unknown rules preset {preset!r}; choose one of {sorted(PRESETS)}")
         return Rules.from_dict({**PRESETS[preset], **options})
-    raise ValueError(f"rules must be a Rules, a preset name or a dict, got {type(rules).__name__}")
+    raise RulesError(f"rules must be a Rules, a preset name or a dict, got {type(rules).__name__}")
 
 
 def describe_rules(rules: Rules) -> str:

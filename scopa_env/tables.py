@@ -28,6 +28,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
+from scopa_env.errors import TableError
+
 
 @dataclass(frozen=True)
 class Table:
@@ -115,4 +117,4 @@ def resolve_table(table: Table | str | None) -> Table:
         return table
     if isinstance(table, str) and table in TABLES:
         return TABLES[table]
-    raise ValueError(f"unknown table {table!r}; choose one of {sorted(TABLES)}")
+    raise TableError(f"unknown table {table!r}; choose one of {sorted(TABLES)}")

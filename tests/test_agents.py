@@ -20,6 +20,7 @@ from scopa_env import scopa_v0
 from scopa_env.captures import consistent_sets, pickable_cards
 from scopa_env.cards import card_name, cards_of, mask_of, parse_card, parse_cards
 from scopa_env.engine import Deal, Move
+from scopa_env.errors import CheckpointError
 from scopa_env.info_state import InfoState
 from scopa_env.observation import encode
 from scopa_env.rules import PRESETS, Rules
@@ -278,7 +279,7 @@ def test_make_agent_names_and_errors(tmp_path) -> None:
     assert isinstance(make_agent("heuristic"), HeuristicAgent)
     with pytest.raises(ValueError, match="unknown player"):
         make_agent("nobody")
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(CheckpointError, match="missing.zip"):
         make_agent(tmp_path / "missing.zip")
 
 

@@ -121,7 +121,7 @@ def test_bad_rule_options_are_clear_errors(capsys):
         cli.main(["play", "--rule", "last_play_scopa=perhaps"])
     assert "last_play_scopa takes true or false, got 'perhaps'" in capsys.readouterr().err
     assert cli.main(["play", "--rules", "scopa_a_quindici", "--rule", "ace_takes_all=1"]) == 2
-    assert "cannot be combined with capture_sum=15" in capsys.readouterr().out
+    assert "cannot be combined with capture_sum=15" in capsys.readouterr().err
 
 
 def test_a_whole_match_in_a_variant():

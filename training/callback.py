@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import shutil
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evaluation.records import append_csv
+from evaluation.records import append_csv, copy_file
 from training.checkpoint_eval import evaluate_checkpoint
 from training.checkpoints import (
     RunState,
@@ -44,6 +43,7 @@ class TrainingCallback(_base_callback()):  # type: ignore[misc]
         state: RunState,
         progress: bool,
         cpu_mark: float,
+        resumed: bool = False,
     ) -> None:
         super().__init__()
         self.config = config
@@ -56,6 +56,8 @@ class TrainingCallback(_base_callback()):  # type: ignore[misc]
         self.started = False
         self.clock = time.perf_counter()
         self.cpu_mark = cpu_mark
+        #: The games restart before the next rollout: after every checkpoint, and on a resume.
+        self.restart_pending = resumed
 
     def _on_training_start(self) -> None:
         from tqdm import tqdm
@@ -90,6 +92,18 @@ class TrainingCallback(_base_callback()):  # type: ignore[misc]
             self._between_updates()
         self.started = True
         self.pool_env.draw_opponents()
+        if self.restart_pending:
+            self._restart()
+
+    def _restart(self) -> None:
+        """Start every game afresh from a seed of the update alone, as a resume from the
+        checkpoint just written does: so a resumed run continues exactly as this one."""
+        import numpy as np
+
+        self.restart_pending = False
+        seed = self.config.seed + 7919 * self.state.updates
+        self.model._last_obs = self.pool_env.restart(seed)
+        self.model._last_episode_starts = np.ones(self.pool_env.num_envs, dtype=bool)
 
     def _on_step(self) -> bool:
         if self.bar is not None:
@@ -131,8 +145,12 @@ class TrainingCallback(_base_callback()):  # type: ignore[misc]
         start = time.perf_counter()
         path = self.run_dir / "eval_model.zip"
         self.model.save(path)
-        with preserved_rng():
-            rows = evaluate_checkpoint(path, self.config, self.config.eval.deals)
+        try:
+            with preserved_rng():
+                rows = evaluate_checkpoint(path, self.config, self.config.eval.deals)
+        except BaseException:  # stopped: the run folder keeps no half-used model
+            path.unlink(missing_ok=True)
+            raise
         for row in rows:
             row.update(update=self.state.updates, timesteps=self.model.num_timesteps)
             prefix = f"eval/{row['opponent']}"
@@ -143,7 +161,7 @@ class TrainingCallback(_base_callback()):  # type: ignore[misc]
         score = next(r["points_per_deal"] for r in rows if r["opponent"] == best_against)
         if self.state.best_score is None or score > self.state.best_score:
             self.state.best_score, self.state.best_update = score, self.state.updates
-            shutil.copyfile(path, self.run_dir / "best.zip")
+            copy_file(path, self.run_dir / "best.zip")
         path.unlink()
         self.logger.record("eval/best_points_per_deal", self.state.best_score)
         self.logger.dump(self.model.num_timesteps)
@@ -157,6 +175,7 @@ class TrainingCallback(_base_callback()):  # type: ignore[misc]
     def _checkpoint(self) -> None:
         start = time.perf_counter()
         save_checkpoint(self.run_dir, self.model, self.state, self.pool)
+        self.restart_pending = True
         self.state.wall_s += time.perf_counter() - start
         self.clock = time.perf_counter()
 

@@ -6,11 +6,14 @@ import json
 import os
 import random
 import shutil
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from evaluation.records import copy_file, read_csv, write_csv, write_text
 
 if TYPE_CHECKING:
     from sb3_contrib import MaskablePPO
@@ -43,7 +46,7 @@ class RunState:
     def save(self, folder: Path, pool: Any) -> None:
         import torch
 
-        (folder / "state.json").write_text(json.dumps(self.__dict__, indent=2) + "\n")
+        write_text(folder / "state.json", json.dumps(self.__dict__, indent=2) + "\n")
         torch.save(
             {
                 "pool": pool.state_dict(),
@@ -67,22 +70,102 @@ class RunState:
         return state
 
 
-def latest_checkpoint(run_dir: Path) -> Path | None:
-    folders = sorted((run_dir / "checkpoints").glob("update_*"))
-    complete = [f for f in folders if (f / "done").exists()]
-    return complete[-1] if complete else None
+def checkpoint_problem(folder: Path) -> str | None:
+    """Why a resume cannot start from ``folder``, or ``None`` when it is whole.
+
+    Reads every file back: the ``done`` marker, ``model.zip`` (each member's checksum) and,
+    if present, ``best.zip``; ``state.json`` and ``pool_and_rng.pt`` as they will be loaded. A
+    file cut short by a kill or a full disk shows up here rather than as a traceback later.
+    """
+    import torch
+
+    if not (folder / "done").is_file():
+        return "incomplete (no done marker)"
+    for name in ("model.zip", *(["best.zip"] if (folder / "best.zip").exists() else [])):
+        try:
+            with zipfile.ZipFile(folder / name) as archive:
+                broken, members = archive.testzip(), archive.namelist()
+        except (OSError, zipfile.BadZipFile) as error:
+            return f"{name} is not a readable zip ({error})"
+        if broken is not None:
+            return f"{name} is corrupt ({broken} fails its checksum)"
+        if not {"data", "policy.pth"} <= set(members):
+            return f"{name} is not a MaskablePPO save"
+    try:
+        RunState(**json.loads((folder / "state.json").read_text()))
+    except (OSError, ValueError, TypeError) as error:
+        return f"state.json is unreadable ({type(error).__name__}: {error})"
+    try:
+        saved = torch.load(folder / "pool_and_rng.pt", weights_only=False)
+        missing = {"pool", "python", "numpy", "torch"} - set(saved)
+    except Exception as error:  # torch raises what its zip or pickle reader raised
+        return f"pool_and_rng.pt is unreadable ({type(error).__name__})"
+    if missing:
+        return f"pool_and_rng.pt lacks {sorted(missing)}"
+    return None
+
+
+def latest_checkpoint(run_dir: Path, skipped: list[str] | None = None) -> Path | None:
+    """The newest checkpoint of a run that ``checkpoint_problem`` finds whole, if any.
+
+    Each newer one passed over is added to ``skipped`` as ``"update_NNNNNN: why"``.
+    """
+    for folder in sorted((run_dir / "checkpoints").glob("update_*"), reverse=True):
+        problem = checkpoint_problem(folder)
+        if problem is None:
+            return folder
+        if skipped is not None:
+            skipped.append(f"{folder.name}: {problem}")
+    return None
 
 
 def save_checkpoint(run_dir: Path, model: MaskablePPO, state: RunState, pool: Any) -> Path:
-    """Write a complete checkpoint; the ``done`` marker makes a half-written one invisible."""
-    folder = run_dir / "checkpoints" / f"update_{state.updates:06d}"
-    folder.mkdir(parents=True, exist_ok=True)
-    model.save(folder / "model.zip")
-    state.save(folder, pool)
-    (folder / "done").touch()
-    for old in sorted((run_dir / "checkpoints").glob("update_*"))[:-CHECKPOINTS_KEPT]:
+    """Write a whole checkpoint under a temporary name, then rename it into place.
+
+    The folder holds the model (with its optimizer), ``state.json``, the pool and every random
+    stream, and the run's ``best.zip`` as it is now, so a resume restores the best choice too.
+    A kill at any instant leaves the previous checkpoints as they were.
+    """
+    checkpoints = run_dir / "checkpoints"
+    checkpoints.mkdir(parents=True, exist_ok=True)
+    for stale in checkpoints.glob(".update_*"):  # what a killed save left
+        shutil.rmtree(stale, ignore_errors=True)
+    name = f"update_{state.updates:06d}"
+    tmp = checkpoints / f".{name}.{os.getpid()}.tmp"
+    tmp.mkdir()
+    model.save(tmp / "model.zip")
+    state.save(tmp, pool)
+    if (run_dir / "best.zip").is_file():
+        shutil.copyfile(run_dir / "best.zip", tmp / "best.zip")
+    (tmp / "done").touch()
+    folder = checkpoints / name
+    if folder.exists():  # the same update saved again (a resume that stopped before update+1)
+        shutil.rmtree(folder)
+    os.replace(tmp, folder)
+    for old in sorted(checkpoints.glob("update_*"))[:-CHECKPOINTS_KEPT]:
         shutil.rmtree(old)
     return folder
+
+
+def rewind_run(run_dir: Path, checkpoint: Path | None, updates: int) -> None:
+    """Make the run folder what it was when ``checkpoint`` was saved, before a resume.
+
+    ``best.zip`` becomes the checkpoint's copy (none if it had none), and ``evals.csv`` loses
+    the rows of updates after ``updates``, which the resumed run plays again.
+    """
+    best = run_dir / "best.zip"
+    if checkpoint is not None and (checkpoint / "best.zip").is_file():
+        copy_file(checkpoint / "best.zip", best)
+    else:
+        best.unlink(missing_ok=True)
+    evals = run_dir / "evals.csv"
+    rows = read_csv(evals)
+    kept = [row for row in rows if int(row["update"]) <= updates]
+    if len(kept) < len(rows):
+        if kept:
+            write_csv(evals, kept)
+        else:
+            evals.unlink()
 
 
 class preserved_rng:  # noqa: N801 - used as a context manager

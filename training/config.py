@@ -15,8 +15,11 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from scopa_env.rules import Rules, resolve_rules
+from scopa_env.errors import ScopaError
+from scopa_env.rules import Rules, describe_rules, resolve_rules
 
+#: The folder a relative ``export_to`` is inside: the repository, not the working directory.
+REPOSITORY = Path(__file__).resolve().parents[1]
 #: Opponents the self-play pool can draw: batched baselines and frozen copies of the learner.
 POOL_MEMBERS = ("random", "greedy", "heuristic", "snapshot", "latest")
 #: Baselines the periodic evaluation can play against (any ``agents.make_agent`` name works).
@@ -38,7 +41,7 @@ def _yaml(text: str) -> Any:
     return yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
 
 
-class ConfigError(ValueError):
+class ConfigError(ScopaError, ValueError):
     """A config that cannot run; the message names the offending key."""
 
 
@@ -245,8 +248,13 @@ class TrainConfig(_Section):
     #: Save a resumable checkpoint every this many PPO updates.
     checkpoint_every: int = Field(10, ge=1)
     #: Ship the evaluated checkpoint to this folder: ``model.zip``, ``model.json`` (config,
-    #: seed, steps, wall time, evaluation), ``README.md`` (the run report), the curve.
+    #: seed, steps, wall time, evaluation), ``README.md`` (the run report), the curve. A
+    #: relative path is inside the repository (``agents/pretrained`` is the shipped agent),
+    #: wherever the command runs.
     export_to: str | None = None
+    #: Replace an agent already in ``export_to``; without it a run that would overwrite one
+    #: (the shipped agent above all) is refused before it starts.
+    export_overwrite: bool = False
     ppo: PPOConfig = Field(default_factory=PPOConfig)
     warm_start: WarmStartConfig = Field(default_factory=WarmStartConfig)
     selfplay: SelfPlayConfig = Field(default_factory=SelfPlayConfig)
@@ -284,6 +292,21 @@ class TrainConfig(_Section):
     def resolved_rules(self) -> Rules:
         return resolve_rules(self.rules)
 
+    def export_dir(self) -> Path | None:
+        """``export_to`` as a folder: an absolute path as it is, else inside the repository."""
+        if self.export_to is None:
+            return None
+        return REPOSITORY / self.export_to
+
+    def check_export(self) -> None:
+        """Refuse to overwrite an exported agent unless ``export_overwrite`` says so."""
+        dest = self.export_dir()
+        if dest is not None and (dest / "model.zip").exists() and not self.export_overwrite:
+            raise ConfigError(
+                f"export_to={self.export_to!r} ({dest}) already holds an agent (model.zip); "
+                "set export_overwrite=true to replace it on purpose, or export elsewhere"
+            )
+
 
 def parse_overrides(items: list[str]) -> dict[str, Any]:
     """``["ppo.n_epochs=2", "name=x"]`` -> nested dict; values are parsed as YAML scalars."""
@@ -298,7 +321,14 @@ def parse_overrides(items: list[str]) -> dict[str, Any]:
             node = node.setdefault(part, {})
             if not isinstance(node, dict):
                 raise ConfigError(f"override {item!r} conflicts with another override")
-        node[parts[-1]] = _yaml(raw) if raw else ""
+        try:
+            node[parts[-1]] = _yaml(raw) if raw else ""
+        except yaml.YAMLError as error:
+            problem = getattr(error, "problem", None) or "not a YAML value"
+            raise ConfigError(
+                f"override {item!r}: {raw!r} is not a YAML value ({problem}); quote a string, "
+                "write a list as [1, 2]"
+            ) from None
     return tree
 
 
@@ -367,6 +397,47 @@ def load_config(path: str | Path | None, overrides: list[str] | None = None) -> 
         data = _merge(data, parse_overrides(overrides))
         source += " with overrides"
     return validate(data, source)
+
+
+#: What a run's checkpoints fix: the network's shape and the game it learnt.
+FIXED_ON_RESUME = (
+    "rules",
+    "ppo.policy",
+    "ppo.card_width",
+    "ppo.global_width",
+    "ppo.card_lookahead",
+    "ppo.net_arch",
+    "ppo.activation",
+)
+
+
+def check_resume(saved: TrainConfig, config: TrainConfig) -> None:
+    """Refuse to resume a run with a config that contradicts what its checkpoints hold.
+
+    The network's shape (its weights would not fit) and the rules (the variant would change
+    mid-run) stay as the run's ``config.yaml`` has them; anything else, such as a longer
+    ``total_timesteps`` or another evaluation, may change.
+    """
+    changed = []
+    for key in FIXED_ON_RESUME:
+        if key == "rules":
+            old, new = saved.resolved_rules(), config.resolved_rules()
+            shown = (describe_rules(old), describe_rules(new))
+        else:
+            section, name = key.split(".")
+            old, new = (
+                getattr(getattr(saved, section), name),
+                getattr(getattr(config, section), name),
+            )
+            shown = (repr(old), repr(new))
+        if old != new:
+            changed.append(f"{key} is {shown[0]} in the run, {shown[1]} asked")
+    if changed:
+        raise ConfigError(
+            "cannot resume with a change the checkpoints do not allow: "
+            + "; ".join(changed)
+            + ". Start a new run for it (scopa train --config ...)"
+        )
 
 
 def dump_config(config: TrainConfig) -> str:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import csv
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from evaluation.records import atomic_path, copy_file, write_text
 from scopa_env.rules import describe_rules
 from training.checkpoints import RunState
 from training.config import TrainConfig
@@ -43,7 +43,8 @@ def plot_learning_curve(run_dir: Path) -> None:
     if ax.get_legend_handles_labels()[0]:
         ax.legend()
     fig.tight_layout()
-    fig.savefig(run_dir / "learning_curve.png")
+    with atomic_path(run_dir / "learning_curve.png") as tmp:
+        fig.savefig(tmp)
     plt.close(fig)
 
 
@@ -108,7 +109,7 @@ each duplicate pair; the interval is a 95% confidence interval over the pairs.
 
 ![learning curve](learning_curve.png)
 """
-    (run_dir / "report.md").write_text(text)
+    write_text(run_dir / "report.md", text)
 
 
 def export_agent(
@@ -121,7 +122,7 @@ def export_agent(
 ) -> None:
     """Ship a checkpoint as an agent folder: ``model.zip`` plus what produced it and its scores."""
     dest.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(checkpoint, dest / "model.zip")
+    copy_file(checkpoint, dest / "model.zip")
     meta = json.loads((run_dir / "meta.json").read_text())
     rows = []
     if (run_dir / "final_eval.csv").exists():
@@ -141,7 +142,7 @@ def export_agent(
         "config": config.model_dump(mode="json"),
         "evaluation": rows,
     }
-    (dest / "model.json").write_text(json.dumps(card, indent=2) + "\n")
-    shutil.copyfile(run_dir / "report.md", dest / "README.md")
+    write_text(dest / "model.json", json.dumps(card, indent=2) + "\n")
+    copy_file(run_dir / "report.md", dest / "README.md")
     if (run_dir / "learning_curve.png").exists():
-        shutil.copyfile(run_dir / "learning_curve.png", dest / "learning_curve.png")
+        copy_file(run_dir / "learning_curve.png", dest / "learning_curve.png")

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from agents.base import reset_agent
 from scopa_env.vector_env import ScopaVecEnv
 
 BASELINES = ("random", "greedy", "heuristic")
@@ -288,6 +289,20 @@ class PoolVecEnv(ScopaVecEnv):  # type: ignore[misc, valid-type]
         for opponent, member in zip(self.opponents, members, strict=True):
             opponent.set(member)
         return [opponent.name for opponent in self.opponents]
+
+    def restart(self, seed: int) -> np.ndarray:
+        """Deal every game afresh from ``seed`` alone, the opponents' draws seeded from it too.
+
+        Nothing the games did before carries over, so the run that wrote a checkpoint and a run
+        resumed from it, both restarted here, play the same games from then on.
+        """
+        for i, name in enumerate(sorted(self.baselines)):
+            reset_agent(self.baselines[name], seed + 15485863 * (i + 1))
+        for g, opponent in enumerate(self.opponents):
+            if opponent.frozen is not None:
+                opponent.frozen.generator.manual_seed(seed + 104729 * (g + 1))
+        self.seed(seed)
+        return self.reset()
 
     def take_results(self) -> dict[str, tuple[float, int]]:
         """Mean learner return and episode count per opponent kind, since the last call."""

@@ -27,11 +27,18 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from evaluation.records import library_versions, write_csv
+from evaluation.records import atomic_path, folder_lock, library_versions, write_csv, write_text
+from scopa_env.errors import CheckpointError
 from training.callback import TrainingCallback
 from training.checkpoint_eval import eval_table, evaluate_checkpoint
-from training.checkpoints import RunState, cpu_seconds, latest_checkpoint, preserved_rng
-from training.config import TrainConfig, dump_config
+from training.checkpoints import (
+    RunState,
+    cpu_seconds,
+    latest_checkpoint,
+    preserved_rng,
+    rewind_run,
+)
+from training.config import ConfigError, TrainConfig, check_resume, dump_config, load_config
 from training.report import export_agent, plot_learning_curve, write_report
 
 if TYPE_CHECKING:
@@ -54,7 +61,41 @@ def train(
     resume: bool = False,
     progress: bool = True,
 ) -> TrainResult:
-    """Train, evaluate and report one run; ``resume`` continues ``run_dir``'s last checkpoint."""
+    """Train, evaluate and report one run; ``resume`` continues ``run_dir``'s last checkpoint.
+
+    Interrupted (Ctrl-C, SIGTERM), it stops within seconds with the run folder as its last
+    checkpoint left it, and raises ``KeyboardInterrupt`` with a line saying how to continue.
+    """
+    # 0. Nothing is written before the request is checked, and one command at a time.
+    run_dir = Path(run_dir) if run_dir else default_run_dir(config)
+    if resume:
+        saved = load_config(run_dir / "config.yaml")
+        check_resume(saved, config)
+    config.check_export()
+    if not resume and run_dir.exists():
+        raise ConfigError(
+            f"run folder {run_dir} already exists: continue it with --resume {run_dir}, or "
+            "choose another run_dir"
+        )
+    with folder_lock(run_dir):  # a second command writing this run folder is refused
+        try:
+            return _train(config, run_dir, resume, progress)
+        except KeyboardInterrupt:
+            raise KeyboardInterrupt(_how_to_continue(run_dir)) from None
+
+
+def _how_to_continue(run_dir: Path) -> str:
+    checkpoint = latest_checkpoint(run_dir)
+    if checkpoint is not None:
+        kept = f"its checkpoint at update {int(checkpoint.name.removeprefix('update_'))}"
+    elif list((run_dir / "warm_start").glob("task_*.npz")):
+        kept = f"{len(list((run_dir / 'warm_start').glob('task_*.npz')))} warm-start tasks"
+    else:
+        kept = "nothing trained yet"
+    return f"the run keeps {kept}: continue it with scopa train --resume {run_dir}"
+
+
+def _train(config: TrainConfig, run_dir: Path, resume: bool, progress: bool) -> TrainResult:
     import torch
     from sb3_contrib import MaskablePPO
 
@@ -66,20 +107,25 @@ def train(
     seed_everything(config.seed)
 
     # 2. The run folder documents itself before any training happens.
-    run_dir = Path(run_dir) if run_dir else default_run_dir(config)
     if resume:
-        checkpoint = latest_checkpoint(run_dir)
+        skipped: list[str] = []
+        checkpoint = latest_checkpoint(run_dir, skipped)
+        for line in skipped:
+            print(f"skipping checkpoint {line}", file=sys.stderr)
         if checkpoint is None and not (run_dir / "warm_start").is_dir():
-            raise FileNotFoundError(f"{run_dir} has no checkpoint to resume from")
+            raise CheckpointError(
+                f"{run_dir} has no complete checkpoint to resume from (checkpoints/update_*/ "
+                "with its done marker); start the run again with --config"
+            )
         if checkpoint is None:
             print(f"{run_dir} stopped in its warm start: starting again from the saved tasks")
+            rewind_run(run_dir, None, -1)
+        if config != load_config(run_dir / "config.yaml"):  # e.g. a longer total_timesteps
+            write_text(run_dir / "config.yaml", dump_config(config))
     else:
         checkpoint = None
-        if run_dir.exists():
-            raise FileExistsError(f"run folder {run_dir} already exists: resume it or use another")
-        run_dir.mkdir(parents=True)
-        (run_dir / "config.yaml").write_text(dump_config(config))
-        (run_dir / "meta.json").write_text(json.dumps(run_metadata(config), indent=2) + "\n")
+        write_text(run_dir / "config.yaml", dump_config(config))
+        write_text(run_dir / "meta.json", json.dumps(run_metadata(config), indent=2) + "\n")
 
     # 3. Environment and opponent pool. The learner plays both seats (the env alternates them).
     pool = OpponentPool(
@@ -109,24 +155,31 @@ def train(
             checkpoint / "model.zip", env=env, device=config.device, **settings
         )
         state = RunState.load(checkpoint, pool)
-        env.seed(config.seed + 7919 * state.updates)  # fresh deals, not a replay of the start
+        rewind_run(run_dir, checkpoint, state.updates)
         print(f"resuming {run_dir} at update {state.updates} ({model.num_timesteps:,} steps)")
     env.attach_policy(model.policy)
 
     # 5. Callbacks do everything around PPO's updates: pool, checkpoints, evaluation, progress.
-    callback = TrainingCallback(config, run_dir, pool, env, state, progress, cpu_start)
+    callback = TrainingCallback(
+        config, run_dir, pool, env, state, progress, cpu_start, resumed=checkpoint is not None
+    )
 
     # 6. Learn (SB3 counts from the checkpoint's num_timesteps when resuming).
     remaining = config.total_timesteps - model.num_timesteps
     if remaining > 0:
-        model.learn(
-            remaining,
-            callback=callback,
-            reset_num_timesteps=checkpoint is None,
-            tb_log_name="ppo",
-        )
+        try:
+            model.learn(
+                remaining,
+                callback=callback,
+                reset_num_timesteps=checkpoint is None,
+                tb_log_name="ppo",
+            )
+        finally:
+            if callback.bar is not None:
+                callback.bar.close()
     callback.finish(model)
-    model.save(run_dir / "final.zip")
+    with atomic_path(run_dir / "final.zip") as tmp:
+        model.save(tmp)
     env.close()
 
     # 7. Final evaluation of the chosen checkpoint, then the report and the learning curve.
@@ -150,8 +203,14 @@ def train(
     state.cpu_s += cpu_seconds() - callback.cpu_mark
     plot_learning_curve(run_dir)
     write_report(run_dir, config, model.num_timesteps, state, chosen.name, final_eval, table)
-    if config.export_to:
-        export_agent(run_dir, chosen, Path(config.export_to), config, model.num_timesteps, state)
+    dest = config.export_dir()
+    if dest is not None:
+        try:
+            config.check_export()  # an agent may have appeared there while this run trained
+        except ConfigError as error:
+            print(f"not exported: {error}", file=sys.stderr)
+        else:
+            export_agent(run_dir, chosen, dest, config, model.num_timesteps, state)
     steps_per_s = state.learn_steps / max(state.learn_s, 1e-9)
     return TrainResult(
         run_dir, model.num_timesteps, state.wall_s + state.eval_s, steps_per_s, final_eval, table

@@ -20,9 +20,9 @@ The search also says how good it found each move it tried, and two options use t
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -30,6 +30,8 @@ from typing import Any, NamedTuple
 import numpy as np
 import torch
 
+from evaluation.records import atomic_path
+from evaluation.workers import WorkerPool
 from scopa_env.actions import NUM_ACTIONS
 
 
@@ -231,20 +233,21 @@ def collect_in_tasks(
     ``make_task(i)`` builds task ``i``'s environment and teacher with the task's own seeds, so
     the data do not depend on the number of workers. Each task's data are saved to
     ``folder/task_NNNN.npz`` when it finishes and read back instead of played again, so an
-    interrupted collection continues where it stopped.
+    interrupted collection continues where it stopped: a Ctrl-C or SIGTERM cancels the queued
+    tasks and ends the running ones at once (``evaluation.workers``), and every finished
+    task's file stays.
     """
     folder.mkdir(parents=True, exist_ok=True)
+    for stale in folder.glob(".task_*"):  # written by a task that was stopped
+        stale.unlink()
     tasks = -(-samples // task_samples)
     paths = [folder / f"task_{i:04d}.npz" for i in range(tasks)]
     todo = [i for i, path in enumerate(paths) if not path.is_file()]
     if todo:
-        with ProcessPoolExecutor(max_workers=min(workers, len(todo))) as pool:
-            futures = [
-                pool.submit(_collect_task, make_task, i, task_samples, gamma, paths[i])
-                for i in todo
-            ]
-            for future in futures:
-                future.result()
+        task = functools.partial(_collect_task, make_task, samples=task_samples, gamma=gamma)
+        with WorkerPool(min(workers, len(todo))) as pool:
+            for _ in pool.results(task, [(i, paths[i]) for i in todo]):
+                pass  # each task saves its own file
     parts = []
     for path in paths:
         with np.load(path) as part:
@@ -256,15 +259,18 @@ def collect_in_tasks(
 
 
 def _collect_task(
-    make_task: Callable[[int], tuple[Any, Any]], index: int, samples: int, gamma: float, path: Path
+    make_task: Callable[[int], tuple[Any, Any]],
+    job: tuple[int, Path],
+    samples: int,
+    gamma: float,
 ) -> None:
+    index, path = job
     torch.set_num_threads(1)
     env, teacher = make_task(index)
     decisions = collect(env, teacher, samples, gamma)
-    partial = path.with_suffix(".partial.npz")
     arrays = {k: v for k, v in decisions._asdict().items() if v is not None}
-    np.savez_compressed(partial, **arrays)
-    partial.replace(path)
+    with atomic_path(path) as tmp:
+        np.savez_compressed(tmp, **arrays)
 
 
 def warm_start(

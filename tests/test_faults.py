@@ -1,0 +1,337 @@
+"""Faults: files cut short, runs stopped and resumed, commands interrupted (issue 20).
+
+A stopped run resumed from its last checkpoint must end with the same files as a run that was
+never stopped: the same ``evals.csv`` rows, the same ``best.zip``, the same final weights and
+final evaluation. A checkpoint cut short is passed over for the newest whole one, with the
+reason. Sizes are tiny; every test here is marked slow.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+from dataclasses import asdict
+from pathlib import Path
+
+import pytest
+import torch
+import yaml
+from test_train import TINY
+
+from training.config import ConfigError, validate
+
+pytestmark = pytest.mark.slow
+
+#: Four updates of 128 steps, a checkpoint every two (and one after the warm start), the best
+#: periodic evaluation chosen for the final one: every file a resume must get right.
+RUN = {
+    **TINY,
+    "total_timesteps": 512,
+    "checkpoint_every": 2,
+    "eval": {**TINY["eval"], "final_checkpoint": "best"},
+}
+RESULTS = ("evals.csv", "final_eval.csv")
+
+
+def _weights(path: Path) -> dict[str, torch.Tensor]:
+    from sb3_contrib import MaskablePPO
+
+    return MaskablePPO.load(path, device="cpu").policy.state_dict()
+
+
+def assert_same_run(a: Path, b: Path) -> None:
+    """The results two run folders must share (timings aside)."""
+    for name in RESULTS:
+        assert (a / name).read_text() == (b / name).read_text(), name
+    for name in ("final.zip", "best.zip"):
+        wa, wb = _weights(a / name), _weights(b / name)
+        assert all(torch.equal(wa[k], wb[k]) for k in wa), name
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A run that was never stopped."""
+    from training.train import train
+
+    run = tmp_path_factory.mktemp("finished") / "run"
+    train(validate(RUN), run, progress=False)
+    return run
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: Runs ``scopa`` with one function wrapped so that, when its call number ``AT`` returns, the
+#: process sends a real signal to its whole process group (workers included): a stop at a
+#: known point of the run, the way a Ctrl-C in the terminal or a ``kill`` of the group does.
+_STOPPER = textwrap.dedent(
+    """
+    import functools, importlib, os, signal, sys
+    module, name, at, signame, *argv = sys.argv[1:]
+    owner = importlib.import_module(module)
+    *path, attribute = name.split(".")
+    for part in path:
+        owner = getattr(owner, part)
+    real = getattr(owner, attribute)
+    calls = [0]
+
+    def stop_after(*args, **kwargs):
+        result = real(*args, **kwargs)
+        calls[0] += 1
+        if calls[0] == int(at):
+            os.killpg(os.getpgrp(), getattr(signal, signame))
+        return result
+
+    stop_after.__qualname__ = stop_after.__name__ = "stop_after"
+    setattr(owner, attribute, stop_after)
+    from cli.main import main
+    sys.exit(main(argv))
+    """
+)
+
+
+def stopped(where: str, at: int, signame: str, argv: list[str]) -> tuple[int, str]:
+    """Run ``scopa argv`` in a new session, stopped by ``signame`` after call ``at`` of
+    ``where`` (``module:attribute``); returns the exit status and stderr, once no process of
+    the session is left."""
+    module, name = where.split(":")
+    process = subprocess.Popen(
+        [sys.executable, "-c", _STOPPER, module, name, str(at), signame, *argv],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    _, err = process.communicate(timeout=120)
+    try:  # the session's process group is gone: no worker outlived the command
+        os.killpg(process.pid, 0)
+        left = True
+    except ProcessLookupError:
+        left = False
+    assert not left, "processes of the stopped command are still running"
+    return process.returncode, err
+
+
+def _copy(run: Path, dest: Path) -> Path:
+    shutil.copytree(run, dest)
+    return dest
+
+
+# Atomic files ---------------------------------------------------------------------------------
+
+
+def test_a_file_written_atomically_is_the_old_or_the_new_one(tmp_path: Path) -> None:
+    from evaluation.records import atomic_path, write_text
+
+    path = tmp_path / "report.md"
+    write_text(path, "old")
+    with pytest.raises(RuntimeError), atomic_path(path) as tmp:
+        tmp.write_text("half of the new")
+        raise RuntimeError("killed")
+    assert path.read_text() == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["report.md"]  # no temporary left
+    write_text(path, "new")
+    assert path.read_text() == "new"
+
+
+# Checkpoints cut short -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["model.zip", "state.json", "pool_and_rng.pt", "best.zip", "done"])
+def test_a_truncated_checkpoint_is_skipped_for_the_newest_whole_one(
+    finished: Path, tmp_path: Path, name: str
+) -> None:
+    from training.checkpoints import latest_checkpoint
+
+    run = _copy(finished, tmp_path / "run")
+    newest = run / "checkpoints" / "update_000004"
+    if name == "done":
+        (newest / name).unlink()  # killed before the marker
+    else:
+        data = (newest / name).read_bytes()
+        (newest / name).write_bytes(data[: len(data) // 2])
+    skipped: list[str] = []
+    assert latest_checkpoint(run, skipped) == run / "checkpoints" / "update_000002"
+    (line,) = skipped
+    assert line.startswith("update_000004: ")
+    assert (name if name != "done" else "done marker") in line
+
+
+def test_resume_falls_back_past_a_corrupt_checkpoint_and_ends_as_the_unstopped_run(
+    finished: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As if killed at update 4 while saving: the newest checkpoint is cut short, and the
+    run's best.zip and evals.csv are those of update 4, past the checkpoint the resume uses."""
+    from cli import main as cli
+
+    run = _copy(finished, tmp_path / "run")
+    model = run / "checkpoints" / "update_000004" / "model.zip"
+    model.write_bytes(model.read_bytes()[:1000])
+    for name in RESULTS[1:] + ("final.zip",):
+        (run / name).unlink()
+    assert cli.main(["train", "--resume", str(run), "--no-progress"]) == 0
+    err = capsys.readouterr().err
+    assert "skipping checkpoint update_000004: model.zip is not a readable zip" in err
+    assert_same_run(finished, run)
+
+
+# Interrupted runs resumed ----------------------------------------------------------------
+
+
+def _config_file(folder: Path, config: dict) -> Path:
+    path = folder / "config.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False))  # the pool draws in key order
+    return path
+
+
+@pytest.mark.parametrize(
+    ("where", "at", "signame", "resumes_at"),
+    [
+        # Just after update 3's evaluation (a new best.zip, rows in evals.csv), the last
+        # checkpoint at update 2: the issue's "killed at update 14 just after a new best".
+        ("training.callback:append_csv", 4, "SIGINT", 2),
+        # In the middle of writing update 4's checkpoint: its temporary folder is ignored.
+        ("training.checkpoints:RunState.save", 3, "SIGTERM", 2),
+    ],
+    ids=["after-an-evaluation", "while-checkpointing"],
+)
+def test_training_stopped_and_resumed_ends_as_the_unstopped_run(
+    finished: Path, tmp_path: Path, where: str, at: int, signame: str, resumes_at: int
+) -> None:
+    from training.train import train
+
+    run = tmp_path / "run"
+    config = _config_file(tmp_path, RUN)
+    code, err = stopped(where, at, signame, ["train", "--config", str(config), "--run-dir",
+                                             str(run), "--no-progress"])  # fmt: skip
+    assert code == 128 + getattr(signal, signame), err
+    assert f"continue it with scopa train --resume {run}" in err.splitlines()[-1]
+    assert not (run / "final.zip").exists() and not (run / ".lock").exists()
+    result = train(validate(RUN), run, resume=True, progress=False)
+    assert result.timesteps == 512
+    rows = (run / "evals.csv").read_text().splitlines()
+    assert len(rows) == len(set(rows)) == 1 + 5  # the header, then updates 0 to 4 once each
+    assert_same_run(finished, run)
+
+
+def test_a_warm_start_stopped_in_its_workers_resumes_from_the_finished_tasks(
+    tmp_path: Path,
+) -> None:
+    from training.train import train
+
+    workers = {**TINY["warm_start"], "samples": 1024, "task_samples": 128, "workers": 2}
+    config = {**TINY, "warm_start": workers, "eval": {**TINY["eval"], "every": 0}}
+    train(validate(config), tmp_path / "unstopped", progress=False)
+    run = tmp_path / "run"
+    code, err = stopped("training.warm_start:_collect_task", 2, "SIGINT",
+                        ["train", "--config", str(_config_file(tmp_path, config)), "--run-dir",
+                         str(run), "--no-progress"])  # fmt: skip
+    assert code == 130, err
+    kept = sorted(p.name for p in (run / "warm_start").iterdir())
+    assert 2 <= len(kept) < 8 and all(name.startswith("task_") for name in kept), kept
+    assert "warm-start tasks: continue it with scopa train --resume" in err
+    stamps = {p.name: p.stat().st_mtime_ns for p in (run / "warm_start").iterdir()}
+    train(validate(config), run, resume=True, progress=False)
+    assert all((run / "warm_start" / n).stat().st_mtime_ns == t for n, t in stamps.items())
+    assert (run / "final_eval.csv").read_text() == (
+        tmp_path / "unstopped" / "final_eval.csv"
+    ).read_text()
+    wa, wb = _weights(tmp_path / "unstopped" / "final.zip"), _weights(run / "final.zip")
+    assert all(torch.equal(wa[k], wb[k]) for k in wa)
+
+
+def test_an_evaluation_stopped_in_its_workers_continues_from_its_journal(tmp_path: Path) -> None:
+    from cli import main as cli
+    from evaluation.harness import evaluate
+
+    argv = ["eval", "greedy", "heuristic", "--deals", "24", "--chunk", "2", "--no-progress"]
+    out = tmp_path / "eval"
+    code, err = stopped("evaluation.harness:Journal.write", 3, "SIGTERM",
+                        [*argv, "--workers", "2", "--out", str(out)])  # fmt: skip
+    assert code == 143, err
+    assert "run the same command again to continue" in err.splitlines()[-1]
+    lines = (out / "journal.jsonl").read_text().splitlines()
+    assert 1 + 3 <= len(lines) < 1 + 12  # the identity, then every task that finished
+    assert not (out / "games.csv").exists() and not (out / ".lock").exists()
+    assert cli.main([*argv, "--workers", "2", "--out", str(out)]) == 0
+    unstopped, _, _ = evaluate(["greedy", "heuristic"], deals=24, chunk=2)
+
+    def results(rows):  # CPU timings differ from run to run; everything else is the same
+        return [{k: v for k, v in r.items() if not k.startswith("cpu_")} for r in rows]
+
+    import csv
+
+    with (out / "games.csv").open() as handle:
+        written = list(csv.DictReader(handle))
+    expected = [{k: str(v) for k, v in asdict(r).items()} for r in unstopped]
+    assert results(written) == results(expected)
+
+
+def test_a_second_command_on_the_same_folder_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from cli import main as cli
+    from evaluation.records import folder_lock
+
+    out = tmp_path / "eval"
+    argv = ["eval", "greedy", "random", "--deals", "1", "--out", str(out), "--no-progress"]
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        out.mkdir()
+        (out / ".lock").write_text(f"{sleeper.pid}\n")  # a command that is still running
+        assert cli.main(argv) == 2
+        assert f"pid {sleeper.pid}" in capsys.readouterr().err
+        assert sorted(p.name for p in out.iterdir()) == [".lock"]
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    assert cli.main(argv) == 0  # its process has gone: the lock is taken over
+    assert (out / "games.csv").is_file() and not (out / ".lock").exists()
+    with folder_lock(out):  # held by this process, which is running
+        second = subprocess.run(
+            [sys.executable, "-m", "cli.main", *argv], cwd=ROOT, capture_output=True, text=True,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )  # fmt: skip
+    assert second.returncode == 2 and f"being written by another command (pid {os.getpid()}" in (
+        second.stderr
+    )
+
+
+# Overrides on --resume -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("override", "named"),
+    [
+        ("ppo.card_width=32", "ppo.card_width is 8 in the run, 32 asked"),
+        ("rules=napola", "rules is scopa (target 11) in the run, napola (target 11) asked"),
+        ("ppo.policy=mlp", "ppo.policy is 'card' in the run, 'mlp' asked"),
+    ],
+)
+def test_resume_refuses_overrides_that_contradict_the_checkpoints(
+    finished: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], override: str, named: str
+) -> None:
+    from cli import main as cli
+
+    run = _copy(finished, tmp_path / "run")
+    before = (run / "config.yaml").read_text()
+    assert cli.main(["train", "--resume", str(run), override]) == 2
+    assert named in capsys.readouterr().err
+    assert (run / "config.yaml").read_text() == before
+
+
+def test_resume_takes_an_override_that_fits_and_records_it(finished: Path, tmp_path: Path) -> None:
+    from training.config import load_config
+    from training.train import train
+
+    run = _copy(finished, tmp_path / "run")
+    longer = load_config(run / "config.yaml", ["total_timesteps=640"])
+    with pytest.raises(ConfigError, match="ppo.global_width"):
+        train(load_config(run / "config.yaml", ["ppo.global_width=4"]), run, resume=True)
+    assert train(longer, run, resume=True, progress=False).timesteps == 640
+    assert load_config(run / "config.yaml").total_timesteps == 640
