@@ -145,7 +145,11 @@ class CaptureGameEnv(AECEnv, EzPickle):
         takes = inspect.signature(self._table_for).parameters
         unknown = sorted(set(variant) - set(takes))
         if unknown:
-            accepted = [p for p in inspect.signature(type(self)).parameters if p != "variant"]
+            accepted = [
+                name
+                for name, p in inspect.signature(type(self)).parameters.items()
+                if p.kind is not inspect.Parameter.VAR_KEYWORD
+            ]
             raise EnvironmentArgumentError(
                 f"{self.metadata['name']} takes no argument {', '.join(map(repr, unknown))}; "
                 f"its arguments are {accepted}"

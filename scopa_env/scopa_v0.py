@@ -247,9 +247,11 @@ class raw_env(CaptureGameEnv):  # noqa: N801 - PettingZoo's naming convention
         *,
         table: Table | str | None = None,
         players: int | None = None,
+        **unknown: Any,
     ) -> None:
+        # The base refuses ``unknown`` with a message naming the environment's arguments.
         super().__init__(
-            rules, episode, reward, render_mode, show_hands, table=table, players=players
+            rules, episode, reward, render_mode, show_hands, table=table, players=players, **unknown
         )
 
     def _table_for(self, table: Table | str | None, players: int | None) -> Table:  # type: ignore[override]

@@ -232,8 +232,10 @@ class raw_env(CaptureGameEnv):  # noqa: N801 - PettingZoo's naming convention
         reward: Literal["match", "points"] = "match",
         render_mode: str | None = None,
         show_hands: str = "current",
+        **unknown: Any,
     ) -> None:
-        super().__init__(rules, episode, reward, render_mode, show_hands, deal=deal)
+        # The base refuses ``unknown`` with a message naming the environment's arguments.
+        super().__init__(rules, episode, reward, render_mode, show_hands, deal=deal, **unknown)
 
     def _table_for(self, deal: str) -> Table:  # type: ignore[override]
         return TABLES[check_choice(deal, "deal", DEALS)]
