@@ -10,8 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import gymnasium
+import numpy as np
+import pytest
 from gymnasium.utils.env_checker import check_env
 
+from scopa_env.environments import make_aec
+from scopa_env.integrations.tianshou import uniform_infos
 from scopa_env.observation import OBS_SIZE
 from scopa_env.single_agent import ScopaSingleAgentEnv
 from scopa_env.vector_env import ScopaVectorEnv
@@ -40,7 +44,7 @@ def run_recipe(title: str) -> dict[str, Any]:
     return namespace
 
 
-TESTED = {"Gymnasium"}
+TESTED = {"Gymnasium", "Tianshou"}
 
 
 def test_every_recipe_on_the_page_is_run_here() -> None:
@@ -92,3 +96,94 @@ def test_importing_again_registers_nothing_twice() -> None:
         importlib.reload(scopa_env)
     assert gymnasium.spec(ENV_ID) is spec
     assert spec.vector_entry_point == "scopa_env.vector_env:ScopaVectorEnv"
+
+
+# Tianshou --------------------------------------------------------------------------------
+
+
+UNIFORM_TYPES = {
+    "deal_over": bool,
+    "deal_points": np.ndarray,
+    "match_score": np.ndarray,
+    "game_over": bool,
+    "winner": int,
+}
+
+
+def expected_uniform(raw_info: dict[str, Any], scores: tuple[int, ...]) -> dict[str, Any]:
+    """The uniform info, read from the environment's own info by hand."""
+    sides = len(scores)
+    winner = raw_info.get("winner")
+    if winner is None:
+        side = -1
+    else:
+        first = winner if isinstance(winner, str) else winner[0]  # partners: a tuple of agents
+        side = int(first.removeprefix("player_")) % sides
+    points = [side["total"] for side in raw_info.get("deal_score", [{"total": 0}] * sides)]
+    return {
+        "deal_over": "deal_score" in raw_info,
+        "deal_points": points,
+        "match_score": list(scores),
+        "game_over": "winner" in raw_info,
+        "winner": side,
+    }
+
+
+def check_uniform(env: Any) -> dict[str, int]:
+    """Check every agent's uniform info against its own info; count what happened."""
+    raw, seen = env.unwrapped, {"deals": 0, "won": 0}
+    for agent, info in env.infos.items():
+        assert {k: type(v) for k, v in info.items()} == UNIFORM_TYPES
+        assert info["deal_points"].dtype == info["match_score"].dtype == np.int64
+        converted = {k: v.tolist() if isinstance(v, np.ndarray) else v for k, v in info.items()}
+        assert converted == expected_uniform(raw.infos[agent], raw.match.scores)
+        seen["deals"] += info["deal_over"]
+        seen["won"] += info["winner"] >= 0
+    return seen
+
+
+@pytest.mark.parametrize(("table", "episode"), [("scopa", "match"), ("scopone", "deal")])
+def test_uniform_infos_have_the_same_keys_and_types_every_step(table: str, episode: str) -> None:
+    env = uniform_infos(make_aec(table, wrapped=True, episode=episode))
+    env.reset(seed=11)
+    rng = np.random.default_rng(11)
+    seen = check_uniform(env)
+    for _ in env.agent_iter():
+        observation, _, termination, truncation, _ = env.last()
+        mask = observation["action_mask"]
+        env.step(None if termination or truncation else int(rng.choice(np.flatnonzero(mask))))
+        for key, count in check_uniform(env).items():
+            seen[key] += count
+    assert seen["deals"] > 0 and seen["won"] > 0  # both kinds of info occurred
+
+
+def test_a_tied_deal_has_no_winner_side() -> None:
+    env = uniform_infos(make_aec("scopa", wrapped=True, episode="deal"))
+    rng = np.random.default_rng(0)
+    for seed in range(200):
+        env.reset(seed=seed)
+        while not all(env.terminations.values()):
+            legal = np.flatnonzero(env.observe(env.agent_selection)["action_mask"])
+            env.step(int(rng.choice(legal)))
+        raw_info = env.unwrapped.infos["player_0"]
+        if raw_info["winner"] is None:
+            break
+    else:
+        pytest.fail("no tied deal in 200 random deals")
+    for info in env.infos.values():
+        assert info["game_over"] and info["winner"] == -1
+        assert info["deal_points"][0] == info["deal_points"][1]
+
+
+@pytest.mark.slow
+def test_tianshou_recipe() -> None:
+    pytest.importorskip("tianshou", reason="Tianshou comes with the integrations extra")
+    ns = run_recipe("Tianshou")
+    result, buffer = ns["result"], ns["collector"].buffer
+    assert result.train_step >= 100 and result.update_step > 0
+    assert not buffer.hasnull()  # what Tianshou's trainer checks after every collect
+    n = len(buffer)
+    assert buffer.obs.mask[np.arange(n), buffer.act[:n]].all()  # every move was legal
+    ends = buffer.done[:n]
+    assert ends.any() and buffer.info.game_over[:n][ends].all()
+    assert set(buffer.info.winner[:n][ends].tolist()) <= {-1, 0, 1}
