@@ -11,6 +11,7 @@ from typing import Any
 
 import gymnasium
 import numpy as np
+import pettingzoo
 import pytest
 from gymnasium.utils.env_checker import check_env
 
@@ -44,11 +45,37 @@ def run_recipe(title: str) -> dict[str, Any]:
     return namespace
 
 
-TESTED = {"Gymnasium", "Tianshou"}
+TESTED = {
+    "PettingZoo",
+    "Gymnasium",
+    "Stable-Baselines3 and sb3-contrib",
+    "CleanRL-style loops",
+    "Tianshou",
+    "TorchRL",
+    "SuperSuit",
+}
+ROOT = DOC.parents[1]
 
 
 def test_every_recipe_on_the_page_is_run_here() -> None:
     assert set(recipes()) == TESTED
+
+
+# PettingZoo ---------------------------------------------------------------------------------
+
+
+def test_pettingzoo_recipe() -> None:
+    ns = run_recipe("PettingZoo")
+    assert all(ns["env"].terminations.values()) and ns["env"].agents == []
+    if hasattr(pettingzoo, "make"):
+        assert ns["registered"].unwrapped.table.name == "scopone_scientifico"
+
+
+def test_make_test_runs_the_lowest_pettingzoo_that_pyproject_allows() -> None:
+    lowest = re.search(r"^PETTINGZOO_LOWEST := (\S+)$", (ROOT / "Makefile").read_text(), re.M)
+    bound = re.search(r'"pettingzoo>=([0-9.]+)"', (ROOT / "pyproject.toml").read_text())
+    assert lowest and bound
+    assert lowest.group(1).split(".")[:2] == bound.group(1).split(".")[:2]
 
 
 # Gymnasium ----------------------------------------------------------------------------------
@@ -96,6 +123,47 @@ def test_importing_again_registers_nothing_twice() -> None:
         importlib.reload(scopa_env)
     assert gymnasium.spec(ENV_ID) is spec
     assert spec.vector_entry_point == "scopa_env.vector_env:ScopaVectorEnv"
+
+
+# Stable-Baselines3 and sb3-contrib ----------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_sb3_recipe() -> None:
+    pytest.importorskip("sb3_contrib", reason="sb3-contrib comes with the train extra")
+    ns = run_recipe("Stable-Baselines3 and sb3-contrib")
+    model, vec_model, env = ns["model"], ns["vec_model"], ns["env"]
+    assert model.num_timesteps >= 256 and vec_model.num_timesteps >= 512
+    assert len(vec_model.ep_info_buffer) > 0  # SB3 saw episodes end through the VecEnv's infos
+    observation, _ = env.reset(seed=1)
+    mask = env.unwrapped.action_masks()
+    action, _ = model.predict(observation, action_masks=mask)
+    assert mask[int(action)]
+
+
+# CleanRL-style loops ----------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_cleanrl_style_recipe() -> None:
+    torch = pytest.importorskip("torch", reason="torch comes with the train extra")
+    ns = run_recipe("CleanRL-style loops")
+    next_step, same_step, batched = ns["counts"]
+    assert same_step == batched == 4 * 64  # every step of every game is a transition
+    assert next_step < 4 * 64  # the reset steps of NEXT_STEP are left out
+    # What the page says of NEXT_STEP: the last observation has no legal action, -inf is NaN.
+    envs = ns["next_step"]
+    _, infos = envs.reset(seed=0)
+    for _ in range(100):  # a deal ends well within 100 steps
+        actions = [np.flatnonzero(m)[0] for m in infos["action_mask"]]
+        _, _, terminated, _, infos = envs.step(np.array(actions))
+        if terminated.any():
+            break
+    else:
+        pytest.fail("no episode ended")
+    assert not infos["action_mask"][terminated].any()
+    logits = torch.zeros(80).masked_fill(torch.ones(80, dtype=torch.bool), -torch.inf)
+    assert torch.isnan(torch.softmax(logits, 0)).all()
 
 
 # Tianshou --------------------------------------------------------------------------------
@@ -187,3 +255,42 @@ def test_tianshou_recipe() -> None:
     ends = buffer.done[:n]
     assert ends.any() and buffer.info.game_over[:n][ends].all()
     assert set(buffer.info.winner[:n][ends].tolist()) <= {-1, 0, 1}
+
+
+# TorchRL --------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_torchrl_recipe() -> None:
+    pytest.importorskip("torchrl", reason="TorchRL comes with the integrations extra")
+    rollout = run_recipe("TorchRL")["rollout"]
+    assert 36 <= rollout.batch_size[0] < 100  # every card of the deal played, then it ended
+    assert rollout["next", "done"][-1].all() and not rollout["next", "done"][:-1].any()
+    for agent in ("player_0", "player_1"):
+        acts = rollout[agent, "mask"].squeeze(-1)  # the rows where this agent moved
+        action = rollout[agent, "action"][acts]
+        legal = rollout[agent, "action_mask"][acts]
+        assert acts.any() and legal.gather(-1, action.unsqueeze(-1)).all()
+
+
+# SuperSuit ------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_supersuit_recipe() -> None:
+    ss = pytest.importorskip("supersuit", reason="SuperSuit comes with the integrations extra")
+    from scopa_env import scopa_v0
+
+    with pytest.raises((AttributeError, AssertionError)):  # what the page says: Box only
+        ss.dtype_v0(scopa_v0.env(), np.float32)
+    ns = run_recipe("SuperSuit")
+    flat = ns["FLAT"]
+    assert flat == 80 + OBS_SIZE
+    assert ns["stacked"].observation_space("player_0").shape == (2 * flat,)
+    games = ns["games"]
+    observations, *_, passes, _ = games.last()
+    assert observations.shape == (4, flat) and observations.dtype == np.float32
+    for game, row, waiting in zip(games.envs, observations, passes, strict=True):
+        if not waiting:
+            raw = game.unwrapped.observe(games.agent_selection)
+            np.testing.assert_array_equal(ns["mask_of"](row), raw["action_mask"])
