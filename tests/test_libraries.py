@@ -61,6 +61,16 @@ def test_every_recipe_on_the_page_is_run_here() -> None:
     assert set(recipes()) == TESTED
 
 
+def test_the_readme_table_names_tests_of_this_module() -> None:
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## In other libraries", 1)[1].split("\n## ", 1)[0]
+    named = re.findall(r"`(test_\w+?)(\*?)`", section)
+    assert len(named) >= len(TESTED)
+    tests = [name for name in globals() if name.startswith("test_")]
+    for name, wildcard in named:
+        assert any(t.startswith(name) for t in tests) if wildcard else name in tests, name
+
+
 # PettingZoo ---------------------------------------------------------------------------------
 
 
