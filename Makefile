@@ -2,10 +2,15 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-EXTRAS := train,notebooks,bench,dev
+EXTRAS := train,notebooks,bench,integrations,dev
 STAMP := $(VENV)/.installed
+# The oldest PettingZoo that pyproject.toml allows: `make test` also runs the suites of the
+# PettingZoo environments with it ahead of the installed one on the path (pip install --target).
+PETTINGZOO_LOWEST := 1.24.4
+LOWEST := $(VENV)/pettingzoo-$(PETTINGZOO_LOWEST)
+LOWEST_TESTS := tests/test_scopa_v0.py tests/test_scopone_v0.py
 
-.PHONY: setup test run bench clean
+.PHONY: setup test test-lowest run bench clean
 
 setup: $(STAMP)
 
@@ -24,6 +29,15 @@ test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/pytest -n 2
+	$(MAKE) test-lowest
+
+$(LOWEST)/.installed: | $(STAMP)
+	$(BIN)/python -m pip install --no-deps --target $(LOWEST) pettingzoo==$(PETTINGZOO_LOWEST)
+	touch $@
+
+test-lowest: $(LOWEST)/.installed
+	PYTHONPATH=$(LOWEST) $(BIN)/python -c 'import pettingzoo as p; assert p.__version__ == "$(PETTINGZOO_LOWEST)", p.__version__'
+	PYTHONPATH=$(LOWEST) $(BIN)/pytest -n 2 -p no:cacheprovider $(LOWEST_TESTS)
 
 run: $(STAMP)
 	$(BIN)/scopa train --config configs/quick.yaml

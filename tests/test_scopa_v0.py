@@ -113,6 +113,9 @@ def test_deepcopy_is_independent() -> None:
     assert env.agent_selection != twin.agent_selection or env.phase != twin.phase
 
 
+@pytest.mark.skipif(
+    not hasattr(pettingzoo, "aec_registry"), reason="PettingZoo < 1.27 has no registry"
+)
 def test_registered_with_pettingzoo() -> None:
     assert "scopa/scopa-v0" in pettingzoo.aec_registry
     env = pettingzoo.make("aec", "scopa/scopa-v0", rules="napola")

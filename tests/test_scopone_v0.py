@@ -114,6 +114,9 @@ def test_pickle_round_trip_keeps_the_game(deal: str) -> None:
     assert twin.deal == env.unwrapped.deal and twin.deal is not env.unwrapped.deal
 
 
+@pytest.mark.skipif(
+    not hasattr(pettingzoo, "aec_registry"), reason="PettingZoo < 1.27 has no registry"
+)
 def test_registered_with_pettingzoo() -> None:
     assert "scopa/scopone-v0" in pettingzoo.aec_registry
     env = pettingzoo.make("aec", "scopa/scopone-v0", deal="scopone_scientifico", rules="napola")
