@@ -17,7 +17,7 @@ from agents.heuristic import HeuristicAgent
 from agents.ismcts import ISMCTSAgent
 from agents.policy import PRETRAINED_CHECKPOINT, PolicyAgent
 from agents.random_agent import RandomAgent
-from scopa_env.errors import CheckpointError, PlayerError, ScopaError, UnknownPlayerError
+from scopa_env.errors import CheckpointNotFoundError, PlayerError, ScopaError, UnknownPlayerError
 
 AGENTS: dict[str, type] = {
     "random": RandomAgent,
@@ -79,7 +79,7 @@ def make_agent(name_or_path: str | Path, **kwargs: Any) -> Agent:
             raise PlayerError(f"player {name!r}: {error}") from None
     if name == "pretrained":
         if not PRETRAINED_CHECKPOINT.is_file():
-            raise CheckpointError(
+            raise CheckpointNotFoundError(
                 f"no pretrained checkpoint at {PRETRAINED_CHECKPOINT}; train one with "
                 "`scopa train` or pass the path of a checkpoint"
             )
