@@ -11,6 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from agents.base import Agent, RuleAgent, reset_agent
 from agents.greedy import GreedyAgent
 from agents.heuristic import HeuristicAgent
@@ -29,10 +31,10 @@ AGENTS: dict[str, type] = {
 
 #: Annotations whose values ``check_options`` checks, and what each accepts (never coerced).
 _OPTION_TYPES: dict[str, tuple[str, Callable[[Any], bool]]] = {
-    "int": ("an integer", lambda v: isinstance(v, int) and not isinstance(v, bool)),
+    "int": ("an integer", lambda v: isinstance(v, int | np.integer) and not isinstance(v, bool)),
     "float": (
         "a number",
-        lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+        lambda v: isinstance(v, int | float | np.integer | np.floating) and not isinstance(v, bool),
     ),
     "bool": ("True or False", lambda v: isinstance(v, bool)),
     "str": ("a string", lambda v: isinstance(v, str)),
