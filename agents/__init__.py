@@ -11,13 +11,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from agents.base import Agent, RuleAgent, reset_agent
 from agents.greedy import GreedyAgent
 from agents.heuristic import HeuristicAgent
 from agents.ismcts import ISMCTSAgent
 from agents.policy import PRETRAINED_CHECKPOINT, PolicyAgent
 from agents.random_agent import RandomAgent
-from scopa_env.errors import CheckpointError, PlayerError, ScopaError, UnknownPlayerError
+from scopa_env.errors import CheckpointNotFoundError, PlayerError, ScopaError, UnknownPlayerError
 
 AGENTS: dict[str, type] = {
     "random": RandomAgent,
@@ -29,10 +31,10 @@ AGENTS: dict[str, type] = {
 
 #: Annotations whose values ``check_options`` checks, and what each accepts (never coerced).
 _OPTION_TYPES: dict[str, tuple[str, Callable[[Any], bool]]] = {
-    "int": ("an integer", lambda v: isinstance(v, int) and not isinstance(v, bool)),
+    "int": ("an integer", lambda v: isinstance(v, int | np.integer) and not isinstance(v, bool)),
     "float": (
         "a number",
-        lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+        lambda v: isinstance(v, int | float | np.integer | np.floating) and not isinstance(v, bool),
     ),
     "bool": ("True or False", lambda v: isinstance(v, bool)),
     "str": ("a string", lambda v: isinstance(v, str)),
@@ -79,7 +81,7 @@ def make_agent(name_or_path: str | Path, **kwargs: Any) -> Agent:
             raise PlayerError(f"player {name!r}: {error}") from None
     if name == "pretrained":
         if not PRETRAINED_CHECKPOINT.is_file():
-            raise CheckpointError(
+            raise CheckpointNotFoundError(
                 f"no pretrained checkpoint at {PRETRAINED_CHECKPOINT}; train one with "
                 "`scopa train` or pass the path of a checkpoint"
             )

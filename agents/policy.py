@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from agents.base import Observation
-from scopa_env.errors import CheckpointError
+from scopa_env.errors import CheckpointError, CheckpointNotFoundError
 
 #: Where ``make_agent("pretrained")`` looks for the project's released checkpoint.
 PRETRAINED_CHECKPOINT = Path(__file__).resolve().parent / "pretrained" / "model.zip"
@@ -21,7 +21,7 @@ def load_policy_checkpoint(path: Path, device: str = "cpu") -> Any:
     to the caller: the path does not name a checkpoint.
     """
     if not path.is_file():
-        raise CheckpointError(
+        raise CheckpointNotFoundError(
             f"no checkpoint at {path}: give the path of a MaskablePPO .zip written by "
             "`scopa train` (or model.save)"
         )

@@ -11,13 +11,14 @@ import shlex
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from cli.arguments import non_negative_int, positive_int
 from cli.rules_args import add_rules_arguments, rules_from_args
-from evaluation.harness import JOURNAL, evaluate
+from evaluation.harness import JOURNAL, Journal, evaluate, summarise_pairings
 from evaluation.records import folder_lock
 from evaluation.report import write_outputs
-from scopa_env.rules import describe_rules
+from scopa_env.rules import Rules, describe_rules
 from scopa_env.tables import TABLES
 
 
@@ -76,8 +77,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     rules = rules_from_args(args)
     start = time.perf_counter()
-    if (args.out / JOURNAL).is_file():
-        print(f"scopa eval: continuing from {args.out / JOURNAL}", file=sys.stderr)
+    journal = args.out / JOURNAL
+    if journal.is_file():
+        print(f"scopa eval: continuing from {journal}", file=sys.stderr)
     with folder_lock(args.out):  # a second command writing the same folder is refused
         try:
             records, summaries, elo_rows = evaluate(
@@ -90,31 +92,42 @@ def run(args: argparse.Namespace) -> int:
                 progress=not args.no_progress,
                 chunk=args.chunk,
                 table=args.table,
-                journal=args.out / JOURNAL,
+                journal=journal,
             )
         except KeyboardInterrupt:
-            if not (args.out / JOURNAL).is_file():
+            if not journal.is_file():
                 raise
+            kept = Journal.existing(journal)
+            done = kept.records()
+            summaries, _ = summarise_pairings(kept.identity["players"], done)
+            status = f"PARTIAL: stopped after {len(done)} games; the same command continues"
+            write_outputs(args.out, done, summaries, [], _header(args, rules, start, status))
             raise KeyboardInterrupt(
-                f"the finished games are in {args.out / JOURNAL}: run the same command again to "
-                "continue from them"
+                f"a partial report of the {len(done)} finished games is in {args.out}, and the "
+                f"games in {journal}: run the same command again to continue from them"
             ) from None
-        header = {
-            "command": "scopa eval " + " ".join(shlex.quote(a) for a in sys.argv[2:])
-            if len(sys.argv) > 1 and sys.argv[1] == "eval"
-            else "scopa eval",
-            "table": args.table,
-            "rules": describe_rules(rules),
-            "seed": args.seed,
-            "duplicate deal pairs per pairing": args.deals,
-            "duplicate match pairs per pairing": args.matches,
-            "wall time": f"{time.perf_counter() - start:.0f} s with {args.workers} worker(s)",
-        }
-        report = write_outputs(args.out, records, summaries, elo_rows, header)
-        (args.out / JOURNAL).unlink()
+        report = write_outputs(args.out, records, summaries, elo_rows, _header(args, rules, start))
+        journal.unlink()
     print(report, end="")
     print(
         f"wrote {args.out}/games.csv, summary.csv, report.md, report.png"
         + (", elo.csv" if elo_rows else "")
     )
     return 0
+
+
+def _header(
+    args: argparse.Namespace, rules: Rules, start: float, status: str | None = None
+) -> dict[str, Any]:
+    header: dict[str, Any] = {"status": status} if status else {}
+    return header | {
+        "command": "scopa eval " + " ".join(shlex.quote(a) for a in sys.argv[2:])
+        if len(sys.argv) > 1 and sys.argv[1] == "eval"
+        else "scopa eval",
+        "table": args.table,
+        "rules": describe_rules(rules),
+        "seed": args.seed,
+        "duplicate deal pairs per pairing": args.deals,
+        "duplicate match pairs per pairing": args.matches,
+        "wall time": f"{time.perf_counter() - start:.0f} s with {args.workers} worker(s)",
+    }

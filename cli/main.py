@@ -128,8 +128,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
     finally:
-        for signum, handler in replaced.items():
-            signal.signal(signum, handler)
+        if stop.signal is None:  # once stopped, a second signal still ends the process at once
+            for signum, handler in replaced.items():
+                signal.signal(signum, handler)
 
 
 if __name__ == "__main__":

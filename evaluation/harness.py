@@ -243,6 +243,23 @@ class Journal:
             path.parent.mkdir(parents=True, exist_ok=True)
             write_text(path, json.dumps(identity) + "\n")
 
+    @classmethod
+    def existing(cls, path: Path) -> Journal:
+        """The journal at ``path``, whichever evaluation it holds."""
+        with path.open() as handle:
+            return cls(path, json.loads(handle.readline()))
+
+    @property
+    def identity(self) -> dict[str, Any]:
+        with self.path.open() as handle:
+            return json.loads(handle.readline())
+
+    def records(self) -> list[GameRecord]:
+        """Every finished game, in the order ``run_tasks`` returns them."""
+        records = [r for chunk in self.done.values() for r in chunk]
+        records.sort(key=lambda r: (r.pairing, r.kind, r.pair, r.replica))
+        return records
+
     @staticmethod
     def key(task: Task) -> tuple[Any, ...]:
         return (task.pairing, task.kind, *task.pairs)
@@ -346,11 +363,19 @@ def evaluate(
         }
         log = Journal(journal, identity)
     records = run_tasks(tasks, workers, progress, log)
+    return records, *summarise_pairings([s.label for s in specs], records)
+
+
+def summarise_pairings(
+    labels: Sequence[str], records: Sequence[GameRecord], elo: bool = True
+) -> tuple[list[PairingSummary], list[dict[str, Any]]]:
+    """One summary per pairing of ``labels`` and, for three or more (and ``elo``), the Elo
+    table; a pairing without games has an empty summary."""
     summaries = []
-    for pairing, (a, b) in enumerate(combinations(specs, 2)):
+    for pairing, (a, b) in enumerate(combinations(labels, 2)):
         games = [r for r in records if r.pairing == pairing]
-        summaries.append(summarise(games, a.label, b.label))
+        summaries.append(summarise(games, a, b))
     elo_rows: list[dict[str, Any]] = []
-    if len(specs) > 2:
-        elo_rows = elo_table([s.label for s in specs], records)
-    return records, summaries, elo_rows
+    if elo and len(labels) > 2:
+        elo_rows = elo_table(list(labels), list(records))
+    return summaries, elo_rows

@@ -489,7 +489,9 @@ class CaptureGameEnv(AECEnv, EzPickle):
         if options is None:
             return None, None
         if not isinstance(options, dict):
-            raise ValueError(f"reset options must be a dict, got {type(options).__name__}")
+            raise EnvironmentArgumentError(
+                f"reset options must be a dict, got {type(options).__name__}"
+            )
         unknown = sorted(set(options) - set(RESET_OPTIONS))
         if unknown:
             warnings.warn(
@@ -506,7 +508,7 @@ class CaptureGameEnv(AECEnv, EzPickle):
             or not 0 <= first_player < players
         ):
             seats = ", ".join(str(p) for p in range(players - 1))
-            raise ValueError(
+            raise EnvironmentArgumentError(
                 f"options['first_player'] must be {seats} or {players - 1}, got {first_player!r}"
             )
         if deck is not None:

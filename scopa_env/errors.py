@@ -6,19 +6,21 @@ and the ``scopa`` command line catches ``ScopaError`` once, prints the message a
 status 2. Each message names the bad value and what would be accepted. The layers above add
 their own kinds beside these (``training.config.ConfigError``).
 
-==========================  =========================================================
-Error                       Raised for
-==========================  =========================================================
-``RulesError``              an unknown preset, an unknown or ill-typed rule option
-``TableError``              an unknown table, or a table a player or game cannot seat
-``PlayerError``             a player that cannot be built: bad options, missing file
-``UnknownPlayerError``      a player name no installed package provides
-``CheckpointError``         a checkpoint that is missing, incomplete or not loadable
-``PositionError``           a position, deck or seat that no deal can have
-``IllegalMoveError``        a move the rules do not allow here, or not a move at all
-``EnvironmentArgumentError`` an environment argument it does not take
-``ResetNeededError``        an environment stepped or observed before ``reset``
-==========================  =========================================================
+============================  =======================================================
+Error                         Raised for
+============================  =======================================================
+``RulesError``                an unknown preset, an unknown or ill-typed rule option
+``TableError``                an unknown table, or one a player or game cannot seat
+``PlayerError``               a player that cannot be built: bad options or values
+``UnknownPlayerError``        a player name no installed package provides
+``CheckpointError``           a checkpoint that is incomplete or not loadable
+``CheckpointNotFoundError``   no checkpoint at that path (also ``FileNotFoundError``)
+``PositionError``             a position, deck or seat that no deal can have
+``IllegalMoveError``          a move the rules do not allow here, or not a move at all
+``EnvironmentArgumentError``  an environment argument it does not take (also a
+                              ``TypeError``), or a value it does not accept
+``ResetNeededError``          an environment stepped before ``reset`` (a ``RuntimeError``)
+============================  =======================================================
 """
 
 from __future__ import annotations
@@ -48,6 +50,10 @@ class CheckpointError(ScopaError, ValueError):
     """A checkpoint file or folder that is missing, cut short or not a checkpoint."""
 
 
+class CheckpointNotFoundError(CheckpointError, FileNotFoundError):
+    """No checkpoint at the path given (also a ``FileNotFoundError``, as it was before)."""
+
+
 class PositionError(ScopaError, ValueError):
     """A deck, position or seat that no deal can have."""
 
@@ -66,6 +72,7 @@ class ResetNeededError(ScopaError, RuntimeError):
 
 __all__ = [
     "CheckpointError",
+    "CheckpointNotFoundError",
     "EnvironmentArgumentError",
     "IllegalMoveError",
     "PlayerError",

@@ -91,6 +91,18 @@ GAME_CASES: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
         EnvironmentArgumentError,
         "tressette",
     ),  # fmt: skip
+    (
+        "reset seat",
+        lambda: scopa_v0.raw_env().reset(options={"first_player": 1.0}),
+        EnvironmentArgumentError,
+        "1.0",
+    ),  # fmt: skip
+    (
+        "reset deck",
+        lambda: scopa_v0.raw_env().reset(options={"deck": [str(c) for c in DECK]}),
+        PositionError,
+        "'0'",
+    ),  # fmt: skip
     ("step before reset", lambda: scopa_v0.raw_env().step(0), ResetNeededError, "reset"),
     (
         "observe before reset",

@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from dataclasses import asdict
 from pathlib import Path
 
@@ -257,7 +258,10 @@ def test_an_evaluation_stopped_in_its_workers_continues_from_its_journal(tmp_pat
     assert "run the same command again to continue" in err.splitlines()[-1]
     lines = (out / "journal.jsonl").read_text().splitlines()
     assert 1 + 3 <= len(lines) < 1 + 12  # the identity, then every task that finished
-    assert not (out / "games.csv").exists() and not (out / ".lock").exists()
+    assert not (out / ".lock").exists()
+    partial = (out / "games.csv").read_text().splitlines()
+    assert len(partial) == 1 + 4 * (len(lines) - 1)  # 2 pairs of 2 games a task
+    assert "PARTIAL: stopped after" in (out / "report.md").read_text()
     assert cli.main([*argv, "--workers", "2", "--out", str(out)]) == 0
     unstopped, _, _ = evaluate(["greedy", "heuristic"], deals=24, chunk=2)
 
@@ -270,6 +274,32 @@ def test_an_evaluation_stopped_in_its_workers_continues_from_its_journal(tmp_pat
         written = list(csv.DictReader(handle))
     expected = [{k: str(v) for k, v in asdict(r).items()} for r in unstopped]
     assert results(written) == results(expected)
+
+
+def test_ctrl_c_twice_in_a_running_evaluation_stops_it_at_once(tmp_path: Path) -> None:
+    """Two Ctrl-C to the process group while the workers play: no hang, nothing left."""
+    out = tmp_path / "eval"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "cli.main", "eval", "ismcts:iterations=30", "greedy", "--deals",
+         "400", "--chunk", "1", "--workers", "2", "--out", str(out), "--no-progress"],
+        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL, text=True, start_new_session=True,
+    )  # fmt: skip
+    journal = out / "journal.jsonl"
+    deadline = time.monotonic() + 60
+    while not (journal.is_file() and len(journal.read_text().splitlines()) > 2):
+        assert process.poll() is None and time.monotonic() < deadline
+        time.sleep(0.1)
+    stop = time.monotonic()
+    os.killpg(process.pid, signal.SIGINT)
+    time.sleep(0.05)
+    os.killpg(process.pid, signal.SIGINT)
+    _, err = process.communicate(timeout=30)
+    assert time.monotonic() - stop < 10
+    assert process.returncode == 130, err
+    with pytest.raises(ProcessLookupError):
+        os.killpg(process.pid, 0)
+    assert len(journal.read_text().splitlines()) > 2  # what had finished is still there
 
 
 def test_a_second_command_on_the_same_folder_is_refused(
