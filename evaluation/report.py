@@ -63,8 +63,8 @@ def markdown_report(
             "Match win rate: A's share of duplicate matches won ± 95% CI."
         )
         + (
-            " A and B are sides of copies of each player sitting alternately (A in the even "
-            "seats, then with the same deck in the odd ones); results are the side's."
+            " A and B are partnerships of copies of each player sitting alternately (A in the "
+            "even seats, then with the same deck in the odd ones); results are the side's."
             if header.get("table", "scopa") != "scopa" and not fields
             else ""
         ),
