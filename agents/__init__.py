@@ -2,6 +2,12 @@
 
 Every player has ``act(observation) -> int`` on ``scopa_v0``'s observation dict and an optional
 ``reset(seed=None)`` at the start of a match; ``make_agent`` builds one by name or checkpoint path.
+
+The rule players (random, greedy, heuristic, ismcts) play every table (``scopa_env.tables``):
+they read the table from the observation's layout and value cards by their side's interest, a
+partner's captures as their own and any opponent's sweep against them (``agents.seats`` reads
+every seat apart for the search player's determinizations). A learned policy plays the table
+whose observations it was trained on.
 """
 
 from __future__ import annotations

@@ -51,12 +51,19 @@ class RuleAgent:
     def choose(self, info: InfoState, moves: list[MaskMove]) -> MaskMove:
         raise NotImplementedError
 
+    def choose_seen(self, vector: np.ndarray, info: InfoState, moves: list[MaskMove]) -> MaskMove:
+        """``choose``, with the observation vector at hand for players that read every seat
+        apart (``agents.seats.SeatView``); the others need only the ``InfoState``."""
+        return self.choose(info, moves)
+
     def act(self, observation: Observation) -> int:
-        info = InfoState.from_observation(observation["observation"])
+        vector = observation["observation"]
+        info = InfoState.from_observation(vector)
         moves = info.legal_moves(self.rules)
         if not moves:
             raise ValueError("no legal move in this observation: is the deal over?")
-        action = info.action(self.choose(info, moves) if len(moves) > 1 else moves[0])
+        move = self.choose_seen(vector, info, moves) if len(moves) > 1 else moves[0]
+        action = info.action(move)
         check_action(observation, action, self.rules)
         return action
 

@@ -4,6 +4,12 @@ Captures are valued by what they put in the pile (cards, coins, the settebello, 
 other primiera cards, the variants' re bello, and napola coins by the coins in both piles; see
 ``agents.values``) plus a scopa when the rules score one; a player that cannot capture trails
 the card that gives away least, avoiding tables an opponent could sweep with one card.
+
+At the tables of more seats (``scopa_3``, ``scopa_4``, ``scopa_6``, Scopone) piles are the
+side's (a partner's captures count as mine; ``InfoState`` pools them) and a capture that leaves
+the next seat, always an opponent, a table it could sweep with one card costs the same sweep
+risk as such a trail (``MoveValuer(leave_risk=True)``). Two-player Scopa keeps the valuation
+the shipped figures were measured with, which charges that risk to trails only.
 Values are integers (hundredths of a point) and ties are broken by a total order on moves, so the
 scalar ``act``, the numpy ``act_batch`` and the rollouts of the search player all make the same
 choice.
@@ -45,11 +51,15 @@ class MoveValuer:
     ``value`` sums per-card values with four 10-bit lookups, plus, under napola, each coin's
     napola value given the capture piles (``piles``: the mover's, then the opponent's);
     ``sweepable`` says whether one card could take the whole table under the rules (the risk a
-    trail leaves behind).
+    trail leaves behind). ``leave_risk``: charge that risk to captures that leave such a table
+    too (the valuation of the tables of more seats).
     """
 
-    def __init__(self, rules: Rules, values: CardValues | None = None) -> None:
+    def __init__(
+        self, rules: Rules, values: CardValues | None = None, leave_risk: bool = False
+    ) -> None:
         self.rules = rules
+        self.leave_risk = leave_risk
         self.values = values or CardValues()
         #: Each card's value at the start of a deal (empty piles).
         self.card_value = self.values.per_card(rules)
@@ -110,6 +120,8 @@ class MoveValuer:
             value = self.value(capture | 1 << card, piles)
             if self.scores_sweep(table, card, capture, last_play):
                 value += self.sweep
+            elif self.leave_risk and not last_play and self.sweepable(table ^ capture):
+                value -= self.sweep_risk
             return value
         value = -(self.value(1 << card, piles) if self._napola else self.card_value[card])
         if self.sweepable(table | 1 << card):
@@ -150,9 +162,12 @@ class GreedyAgent(RuleAgent):
     ) -> None:
         super().__init__(rules, seed)
         self.valuer = MoveValuer(self.rules, values)
+        #: The valuation at tables of more seats (``InfoState.other_hands`` not empty).
+        self.table_valuer = MoveValuer(self.rules, values, leave_risk=True)
 
     def choose(self, info: InfoState, moves: list[MaskMove]) -> MaskMove:
-        return self.valuer.best_move(info.table, moves, info.is_last_play, info.piles)
+        valuer = self.table_valuer if info.other_hands else self.valuer
+        return valuer.best_move(info.table, moves, info.is_last_play, info.piles)
 
     # Batched form -------------------------------------------------------------------------
 

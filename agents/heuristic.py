@@ -9,17 +9,23 @@ On top of the greedy valuation it
   avoids leaving a sweep or the settebello within reach and keeps sevens and coins away from them;
 - at the last play, counts the cards left on the table, which go to the last capturer.
 
-In Scopone (``scopone_v0`` observations) the piles and the last capturer are the partnerships',
-and the reply is the next player's: an opponent whose hand is drawn from the cards unseen in the
-three other hands.
+At every table of more seats (Scopone, ``scopa_4``, ``scopa_6``, ``scopa_3``) the piles and
+the last capturer are the side's, so a partner's captures count as mine (categories my side has
+won, napola coins, the cards left to a partner who captured last), and the reply is the next
+seat's, always an opponent, whose hand is drawn from the cards unseen in every other hand and
+the stock. With three sides each rival's pile decides the categories apart
+(``CardValues.in_position``'s ``rivals``).
 """
 
 from __future__ import annotations
 
 from math import comb
 
+import numpy as np
+
 from agents.base import RuleAgent
 from agents.greedy import MoveValuer
+from agents.seats import SeatView
 from agents.values import CardValues
 from scopa_env.captures import capture_table
 from scopa_env.cards import CAPTURE_VALUE, cards_of
@@ -52,10 +58,11 @@ class HeuristicAgent(RuleAgent):
         self.reply_weight = reply_weight
         self._capture_sets = capture_table(self.rules)
 
-    def card_values(self, info: InfoState) -> list[int]:
-        """Per-card values in this position: decided categories left out, napola from the piles."""
+    def card_values(self, info: InfoState, rivals: tuple[int, ...] | None = None) -> list[int]:
+        """Per-card values in this position: decided categories left out, napola from the piles
+        (``rivals``: each other side's captures, where there are more than one)."""
         mine, theirs = info.piles
-        return self.values.in_position(self.rules, mine, theirs)
+        return self.values.in_position(self.rules, mine, theirs, rivals)
 
     def taken_value(
         self, info: InfoState, taken: int, values: list[int], mine: bool = True
@@ -71,8 +78,18 @@ class HeuristicAgent(RuleAgent):
             value += self.values.napola_correction(self.rules, own, other, taken)
         return value
 
-    def choose(self, info: InfoState, moves: list[MaskMove]) -> MaskMove:
-        values = self.card_values(info)
+    def choose_seen(self, vector: np.ndarray, info: InfoState, moves: list[MaskMove]) -> MaskMove:
+        rivals = None
+        if info.other_hands:
+            view = SeatView.from_info(info, np.asarray(vector, np.float32))
+            if view.sides > 2:
+                rivals = view.side_piles()[1:]
+        return self.choose(info, moves, rivals)
+
+    def choose(
+        self, info: InfoState, moves: list[MaskMove], rivals: tuple[int, ...] | None = None
+    ) -> MaskMove:
+        values = self.card_values(info, rivals)
         best, best_key = moves[0], None
         for move in moves:
             score = self.move_score(info, move, values)

@@ -5,7 +5,12 @@ Every iteration plays a deal drawn from those consistent with everything the pla
 to the moves legal in that deal and chosen by UCB1 with availability counts, expands the
 greedy-best untried move, plays the deal to its end with the greedy player (random moves with
 probability ``epsilon``), and backs up the deal's point difference (divided by
-``reward_scale``), each node from the view of the player who made its move.
+``reward_scale``), each node from the view of the side of the player who made its move.
+
+At every table: the determinization deals every hidden hand (all other seats' and the stock,
+``agents.determinize``), and a side's point difference is its points minus the mean of the
+other sides' (the environments' reward; at two sides, the difference), so partners share
+their captures and any opponent's sweep counts against the side.
 
 At the root the budget is spent by sequential halving (Karnin et al. 2013): in each round every
 surviving root move is tried on the *same* sampled deals, and the worse half is dropped. Sharing
@@ -33,6 +38,7 @@ import numpy as np
 from agents.base import Observation, RuleAgent
 from agents.determinize import Determinizer
 from agents.greedy import MoveValuer
+from agents.seats import SeatView
 from agents.values import CardValues
 from scopa_env.actions import NUM_ACTIONS
 from scopa_env.engine import Deal, MaskMove
@@ -99,6 +105,8 @@ class ISMCTSAgent(RuleAgent):
         self.epsilon = epsilon
         self.reward_scale = reward_scale
         self.valuer = MoveValuer(self.rules, values)
+        #: The rollouts' greedy player at tables of more seats (``GreedyAgent``'s there).
+        self.table_valuer = MoveValuer(self.rules, values, leave_risk=True)
         self._random = random.Random(int(self.rng.integers(2**63)))
         self._plans: dict[tuple[int, int, int, int], MaskMove] = {}
         self.last_iterations = 0
@@ -136,6 +144,9 @@ class ISMCTSAgent(RuleAgent):
         return actions, values
 
     def choose(self, info: InfoState, moves: list[MaskMove]) -> MaskMove:
+        raise TypeError("the search player reads every seat: call act (or choose_seen)")
+
+    def choose_seen(self, vector: np.ndarray, info: InfoState, moves: list[MaskMove]) -> MaskMove:
         # The picks that finish a capture follow the move searched when its card was played;
         # plans are kept per position, so one player can serve a batch of games.
         key = (info.full_hand, info.table, info.piles[0], info.piles[1])
@@ -143,22 +154,24 @@ class ISMCTSAgent(RuleAgent):
             plan = self._plans.get(key)
             if plan in moves:
                 return plan
-        move = self.search(info, moves)
+        move = self.search(SeatView.from_info(info, np.asarray(vector, np.float32)), moves)
         self._plans[key] = move
         if len(self._plans) > _MAX_PLANS:
             del self._plans[next(iter(self._plans))]
         return move
 
-    def search(self, info: InfoState, root_moves: list[MaskMove]) -> MaskMove:
+    def search(self, view: SeatView, root_moves: list[MaskMove]) -> MaskMove:
         """The best of ``root_moves`` after the iteration budget (or the time limit)."""
-        determinizer = Determinizer(info, self.rules)
+        info = view.info
+        determinizer = Determinizer(view, self.rules)
+        valuer = self.valuer if view.table.players == 2 else self.table_valuer
         k = len(root_moves)
         children = [_Node(player=0) for _ in range(k)]
         totals = [0.0] * k
         counts = [0] * k
         alive = list(range(k))
         rounds = max(1, math.ceil(math.log2(k))) if self.halving else 1
-        plies_left = info.full_hand.bit_count() + info.opp_hand_size + info.stock_size - 1
+        plies_left = info.cards_to_play - 1
         deadline = None if self.time_limit is None else time.perf_counter() + self.time_limit
         iterations = 0
         for round_ in range(rounds):
@@ -172,7 +185,7 @@ class ISMCTSAgent(RuleAgent):
                     branch = deal.copy()
                     branch.play_unchecked(card, capture)
                     table = info.table ^ capture if capture else info.table | 1 << card
-                    totals[i] += self._iterate(branch, children[i], table, plies_left)
+                    totals[i] += self._iterate(branch, children[i], table, plies_left, valuer)
                     counts[i] += 1
                 iterations += len(alive)
             alive.sort(key=lambda i: -totals[i] / max(counts[i], 1))
@@ -188,7 +201,9 @@ class ISMCTSAgent(RuleAgent):
                 )
         return root_moves[alive[0]]
 
-    def _iterate(self, deal: Deal, node: _Node, table: int, plies_left: int) -> float:
+    def _iterate(
+        self, deal: Deal, node: _Node, table: int, plies_left: int, valuer: MoveValuer
+    ) -> float:
         """One ISMCTS iteration below a root move on a sampled deal; returns the reward.
 
         Descends the tree of later moves (UCB1 with availability counts over the moves legal
@@ -196,7 +211,6 @@ class ISMCTSAgent(RuleAgent):
         """
         path = [node]
         if self.tree:
-            valuer = self.valuer
             c = self.exploration
             while plies_left:
                 player = deal.current_player
@@ -229,17 +243,19 @@ class ISMCTSAgent(RuleAgent):
                 plies_left -= 1
                 if untried:
                     break
-        self._rollout(deal, table, plies_left, self._random)
-        mine, theirs = deal.score()
-        reward = (mine.total - theirs.total) / self.reward_scale
+        self._rollout(deal, table, plies_left, self._random, valuer)
+        rewards = side_rewards(deal, self.reward_scale)
+        sides = len(rewards)
         for n in path:
             n.visits += 1
-            n.total += reward if n.player == 0 else -reward
-        return reward
+            n.total += rewards[n.player % sides]
+        return rewards[0]
 
-    def _rollout(self, deal: Deal, table: int, plies_left: int, rnd: random.Random) -> None:
+    def _rollout(
+        self, deal: Deal, table: int, plies_left: int, rnd: random.Random, valuer: MoveValuer
+    ) -> None:
         """Play to the end of the deal: greedy, with random moves at rate ``epsilon``."""
-        best_move = self.valuer.best_move
+        best_move = valuer.best_move
         epsilon = self.epsilon
         napola = self.rules.napola  # only napola values depend on the piles
         while plies_left:
@@ -256,8 +272,26 @@ class ISMCTSAgent(RuleAgent):
             plies_left -= 1
 
 
+def side_rewards(deal: Deal, scale: float) -> list[float]:
+    """Per side of a finished deal: its points minus the mean of the other sides', / ``scale``.
+
+    At two sides the difference, exactly (``(t1 - t0) / s == -((t0 - t1) / s)``).
+    """
+    totals = [s.total for s in deal.score()]
+    others = len(totals) - 1
+    everyone = sum(totals)
+    return [(t - (everyone - t) / others) / scale for t in totals]
+
+
 def _mover_piles(deal: Deal) -> tuple[int, int]:
-    """The capture piles of the player to move and of the opponent, as card masks."""
+    """The captures of the side to move and of every other side together, as card masks."""
     piles = deal.masks["piles"]
-    player = deal.current_player
-    return piles[player], piles[1 - player]
+    sides = deal.kind.sides
+    side = deal.current_player % sides
+    mine = theirs = 0
+    for seat, pile in enumerate(piles):
+        if seat % sides == side:
+            mine |= pile
+        else:
+            theirs |= pile
+    return mine, theirs

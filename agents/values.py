@@ -109,21 +109,28 @@ class CardValues:
         """The value of each card id under ``rules`` at the start of a deal (empty piles)."""
         return self.in_position(rules, 0, 0)
 
-    def in_position(self, rules: Rules, mine: int, theirs: int) -> list[int]:
+    def in_position(
+        self, rules: Rules, mine: int, theirs: int, rivals: tuple[int, ...] | None = None
+    ) -> list[int]:
         """The value of each card id for me, given both capture piles (card masks).
 
         A majority category that a pile has already won (21 cards, 6 coins) is worth nothing
-        more; napola values follow from the coins in the piles.
+        more; napola values follow from the coins in the piles. With three sides ``theirs`` is
+        the other sides' captures together and ``rivals`` each of them apart: a category is won
+        by one side's pile, never by two rivals' together.
         """
-        values = self.base(rules, mine, theirs)
+        values = self.base(rules, mine, theirs, rivals)
         for rank, value in enumerate(self.napola_values(rules, mine, theirs)):
             values[rank] += value
         return values
 
-    def base(self, rules: Rules, mine: int = 0, theirs: int = 0) -> list[int]:
+    def base(
+        self, rules: Rules, mine: int = 0, theirs: int = 0, rivals: tuple[int, ...] | None = None
+    ) -> list[int]:
         """``in_position`` without napola: majority categories and sure points."""
-        cards_open = max(mine.bit_count(), theirs.bit_count()) < _CARDS_DECIDED
-        coins = max((mine & COINS_MASK).bit_count(), (theirs & COINS_MASK).bit_count())
+        piles = (mine, *((theirs,) if rivals is None else rivals))
+        cards_open = max(p.bit_count() for p in piles) < _CARDS_DECIDED
+        coins = max((p & COINS_MASK).bit_count() for p in piles)
         coins_open = coins < _COINS_DECIDED
         sure = _sure_points(rules)
         values = []

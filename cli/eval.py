@@ -15,11 +15,18 @@ from typing import Any
 
 from cli.arguments import non_negative_int, positive_int
 from cli.rules_args import add_rules_arguments, rules_from_args
-from evaluation.harness import JOURNAL, Journal, evaluate, summarise_pairings
+from evaluation.harness import (
+    JOURNAL,
+    Journal,
+    evaluate,
+    field_report,
+    is_free_for_all,
+    summarise_pairings,
+)
 from evaluation.records import folder_lock
 from evaluation.report import write_outputs
 from scopa_env.rules import Rules, describe_rules
-from scopa_env.tables import TABLES
+from scopa_env.tables import TABLES, resolve_table
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -27,9 +34,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "players",
         nargs="+",
         metavar="PLAYER",
-        help="two players (head-to-head) or more (round-robin): random, greedy, heuristic, "
-        "ismcts, pretrained or a checkpoint path, optionally with options as "
-        "name:key=value,... (e.g. ismcts:iterations=400)",
+        help="two players (head-to-head) or more (round-robin; at the free-for-all table "
+        "scopa_3 exactly three, one per seat): random, greedy, heuristic, ismcts, pretrained "
+        "or a checkpoint path, optionally with options as name:key=value,... "
+        "(e.g. ismcts:iterations=400)",
     )
     parser.add_argument(
         "--deals",
@@ -50,8 +58,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         dest="table",
         default="scopa",
         choices=sorted(TABLES),
-        help="scopa (two players, default), or scopone / scopone_scientifico: four players, "
-        "each player in a partnership with a copy of itself",
+        help="scopa (two players, default); scopa_4, scopa_6, scopone, scopone_scientifico: "
+        "two sides, each of copies of one player; scopa_3: three players for themselves, "
+        "every deck played in each rotation of the seats",
     )
     parser.add_argument(
         "--seed", type=non_negative_int, default=0, help="seed of decks and players"
@@ -106,12 +115,19 @@ def run(args: argparse.Namespace) -> int:
                 f"a partial report of the {len(done)} finished games is in {args.out}, and the "
                 f"games in {journal}: run the same command again to continue from them"
             ) from None
-        report = write_outputs(args.out, records, summaries, elo_rows, _header(args, rules, start))
+        fields = (
+            field_report(records, args.players)
+            if is_free_for_all(resolve_table(args.table))
+            else []
+        )
+        header = _header(args, rules, start)
+        report = write_outputs(args.out, records, summaries, elo_rows, header, fields)
         journal.unlink()
     print(report, end="")
     print(
         f"wrote {args.out}/games.csv, summary.csv, report.md, report.png"
         + (", elo.csv" if elo_rows else "")
+        + (", field.csv" if fields else "")
     )
     return 0
 

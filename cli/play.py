@@ -1,4 +1,9 @@
-"""``scopa play``: a match against any player in the terminal.
+"""``scopa play``: a match against any player in the terminal, at any table.
+
+``--table`` picks the table (``scopa_env.tables``: two-player ``scopa`` by default,
+``scopa_3``, ``scopa_4``, ``scopa_6``, ``scopone``...); the human plays ``--seat``, every
+opponent is ``--opponent`` and, at a table of partnerships, every partner ``--partner``
+(e.g. ``scopa play --table scopa_4 --opponent heuristic --partner greedy``).
 
 Moves are typed as card names: ``7D`` plays the seven of coins. When that card has several
 legal captures they are listed and one is picked by its number or by its cards
@@ -10,14 +15,18 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from typing import Any
 
 from cli.arguments import non_negative_int
 from cli.rules_args import add_rules_arguments, rules_from_args
+from scopa_env.actions import PICK_OFFSET
 from scopa_env.cards import card_name, parse_cards
 from scopa_env.engine import Move
+from scopa_env.environments import make_aec
+from scopa_env.errors import TableError
 from scopa_env.render import describe_play
 from scopa_env.rules import describe_rules
-from scopa_env.scopa_v0 import AGENTS, PICK_OFFSET, raw_env
+from scopa_env.tables import TABLES, resolve_table
 
 QUIT_WORDS = {"q", "quit", "exit"}
 OPPONENTS = ("random", "greedy", "heuristic", "ismcts", "pretrained")
@@ -31,10 +40,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--opponent",
         default="heuristic",
-        help=f"the player to face: {', '.join(OPPONENTS)}, or a checkpoint path",
+        help=f"the player in every opponent's seat: {', '.join(OPPONENTS)}, or a checkpoint path",
+    )
+    parser.add_argument(
+        "--partner",
+        default="heuristic",
+        help="the player in your partners' seats at a table of partnerships (default: heuristic)",
     )
     add_rules_arguments(parser)
-    parser.add_argument("--seat", type=int, choices=(0, 1), default=0, help="your seat")
+    parser.add_argument(
+        "--table",
+        default="scopa",
+        choices=sorted(TABLES),
+        help="the table: scopa (two players, default), scopa_3, scopa_4, scopa_6, scopone...",
+    )
+    parser.add_argument(
+        "--seat",
+        type=non_negative_int,
+        default=0,
+        help="your seat, 0 (leads the first deal) and on",
+    )
     parser.add_argument("--seed", type=non_negative_int, default=None, help="seed of the deals")
 
 
@@ -42,39 +67,60 @@ def run(args: argparse.Namespace) -> int:
     from agents import make_agent
 
     rules = rules_from_args(args)
+    table = resolve_table(args.table)
+    if args.seat >= table.players:
+        raise TableError(
+            f"--seat must be 0 to {table.players - 1} at {table.name}, got {args.seat}"
+        )
     opponent = make_agent(args.opponent, rules=rules, seed=args.seed)
-    print(f"Rules: {describe_rules(rules)}; opponent: {args.opponent}")
-    env = raw_env(rules=rules, render_mode="ansi", show_hands=AGENTS[args.seat])
+    others: dict[str, Any] = {}
+    line = f"Rules: {describe_rules(rules)}; opponent: {args.opponent}"
+    if table.partnerships:
+        others["partner"] = make_agent(args.partner, rules=rules, seed=args.seed).act
+        line += f"; partner: {args.partner}"
+    print(line)
+    human = table.agents[args.seat]
+    env = make_aec(table, rules=rules, render_mode="ansi", show_hands=human)
     try:
-        play_match(env, opponent.act, human=args.seat, seed=args.seed)
+        play_match(env, opponent.act, human=args.seat, seed=args.seed, **others)
     except QuitGame:
         print("\nGoodbye.")
     return 0
 
 
 def play_match(
-    env: raw_env,
+    env: Any,
     opponent: Callable[[dict], int],
     human: int = 0,
     seed: int | None = None,
     ask: Callable[[str], str] = input,
     say: Callable[[str], None] = print,
-) -> str | None:
-    """Play one match; returns the winner's agent name (``None`` on a tie)."""
+    partner: Callable[[dict], int] | None = None,
+) -> str | tuple[str, ...] | None:
+    """Play one match of ``env`` (any table's AEC environment); the human holds seat
+    ``human``, ``opponent`` every seat of another side and ``partner`` (default: the
+    opponent's player) every other seat of the human's side. Returns the ``"winner"`` info:
+    the winner's agent name, the winning partners' names, or ``None`` on a tie."""
+    table = env.table
+    agents = env.possible_agents
+    players = {
+        agent: (partner or opponent) if table.side_of(seat) == table.side_of(human) else opponent
+        for seat, agent in enumerate(agents)
+    }
     env.reset(seed=seed)
-    say(f"You are {AGENTS[human]}. Type a card such as 7D, 'moves' for the legal moves, 'quit'.")
+    say(f"You are {agents[human]}{_partners_text(table, human, agents)}. Type a card such as "
+        "7D, 'moves' for the legal moves, 'quit'.")  # fmt: skip
     deals_seen = 0
     while True:
         agent = env.agent_selection
         if env.terminations[agent] or env.truncations[agent]:
             break
-        player = AGENTS.index(agent)
-        if player == human:
+        if agent == agents[human]:
             say(env.render())
             for action in _actions_for(env, ask_move(env, ask, say)):
                 env.step(action)
         else:
-            env.step(opponent(env.observe(agent)))
+            env.step(players[agent](env.observe(agent)))
             if env.phase == "pick":
                 continue
         if env.last_play is not None:
@@ -82,12 +128,25 @@ def play_match(
         if env.match.deals_played > deals_seen:
             deals_seen = env.match.deals_played
             say(_deal_summary(env))
-    winner = env.infos[AGENTS[human]].get("winner")
-    say("You win the match!" if winner == AGENTS[human] else f"Match over: {winner or 'a tie'}.")
+    winner = env.infos[agents[human]].get("winner")
+    mine = winner == agents[human] or (isinstance(winner, tuple) and agents[human] in winner)
+    named = " + ".join(winner) if isinstance(winner, tuple) else winner
+    say("You win the match!" if mine else f"Match over: {named or 'a tie'}.")
     return winner
 
 
-def ask_move(env: raw_env, ask: Callable[[str], str], say: Callable[[str], None]) -> Move:
+def _partners_text(table: Any, human: int, agents: tuple[str, ...]) -> str:
+    """``", with player_2 against player_1 and player_3"``; empty at two players."""
+    if table.players == 2:
+        return ""
+    side = table.side_of(human)
+    partners = [agents[s] for s in table.seats_of(side) if s != human]
+    rivals = [agents[s] for s in range(table.players) if table.side_of(s) != side]
+    text = f", with {' and '.join(partners)}" if partners else ""
+    return text + f" against {' and '.join(rivals)}"
+
+
+def ask_move(env: Any, ask: Callable[[str], str], say: Callable[[str], None]) -> Move:
     """Prompt until the human names a legal move."""
     moves = env.deal.legal_moves()
     while True:
@@ -153,7 +212,7 @@ def _choose_capture(
         say(f"Pick a number from 1 to {len(options)} or name the cards, e.g. {options[0]}.")
 
 
-def _actions_for(env: raw_env, move: Move) -> list[int]:
+def _actions_for(env: Any, move: Move) -> list[int]:
     """The actions that make ``move`` in the environment: the card, then picks if asked."""
     actions = [move.card]
     options = env.deal.capture_options(move.card)
@@ -170,11 +229,14 @@ def _actions_for(env: raw_env, move: Move) -> list[int]:
     return actions
 
 
-def _deal_summary(env: raw_env) -> str:
-    info = env.infos[AGENTS[0]]
+def _deal_summary(env: Any) -> str:
+    """Each side's points of the deal by category, and the match score (by side)."""
+    table, agents = env.table, env.possible_agents
+    info = env.infos[agents[0]]
     lines = ["End of the deal:"]
-    for agent, score in zip(AGENTS, info["deal_score"], strict=True):
+    for side, score in enumerate(info["deal_score"]):
+        name = " + ".join(agents[s] for s in table.seats_of(side))
         parts = ", ".join(f"{k} {v}" for k, v in score.items() if v and k != "total")
-        lines.append(f"  {agent}: {score['total']} points ({parts or 'nothing'})")
-    lines.append(f"  match score {info['match_score'][0]}-{info['match_score'][1]}")
+        lines.append(f"  {name}: {score['total']} points ({parts or 'nothing'})")
+    lines.append("  match score " + "-".join(str(s) for s in info["match_score"]))
     return "\n".join(lines)

@@ -6,9 +6,20 @@ every player's own randomness come from ``--seed``, so a run is reproducible wha
 of worker processes. Games are played through ``scopa_v0`` (``episode="deal"`` with the deck in
 the reset options; ``episode="match"`` with the same seed for both matches of a duplicate pair).
 
-``--table scopone`` (or ``scopone_scientifico``) plays four-player Scopone through ``scopone_v0``
-instead: A and B are partnerships, two copies of each player sitting alternately (A in seats 0
-and 2, then, with the same deck, in seats 1 and 3), and every result below is the partnership's.
+Every table of ``scopa_env.tables`` is played (``--table``), through ``make_aec``:
+
+- two sides (``scopa``; partnerships: ``scopa_4``, ``scopa_6``, ``scopone``,
+  ``scopone_scientifico``): A and B are sides, each of copies of one player sitting alternately
+  (A in the even seats, then with the same deck in the odd ones), and every result below is the
+  side's;
+- free-for-all (``scopa_3``: as many sides as seats): name one player per seat; each deck is
+  played once per rotation of the players round the seats (all three rotations), so every
+  player sits in every position on every deck, and the rotations of one deck are one sample.
+  Each game is recorded once per pair of players (``GameRecord``: A and B are the pair, the
+  replica is the rotation), so the pairings, their points per deal and the Elo table read the
+  head-to-head results inside the games; ``evaluation.stats.field_summaries`` gives each
+  player's points per deal minus the mean of the others' (the environments' reward) with a
+  95% interval over the rotated sets, its deals and matches won (most points alone).
 
 Reported per pairing (player A against player B):
 
@@ -17,14 +28,17 @@ Reported per pairing (player A against player B):
 - deal wins, draws and losses of A (by points in the deal);
 - match win rate of A to the target, on duplicate matches, with the same kind of interval;
 - CPU milliseconds per move (card played) of each player, capture picks included;
-- for a round-robin, Elo ratings: a maximum-likelihood Bradley-Terry fit to all deal results
-  (a draw counts half a win to each), on the Elo scale (400 points = 10:1 odds), centred on a
-  mean of 1500, with 95% intervals from the fit's Fisher information.
+- for a round-robin (three or more players, a free-for-all too), Elo ratings: a
+  maximum-likelihood Bradley-Terry fit to all deal results (a draw counts half a win to each),
+  on the Elo scale (400 points = 10:1 odds), centred on a mean of 1500, with 95% intervals
+  from the fit's Fisher information.
 
-Outputs in ``--out``: ``games.csv`` (one row per game), ``summary.csv`` (one row per pairing),
-``elo.csv`` (round-robin), ``report.md`` (Markdown tables) and ``report.png`` (a plot). While
-it runs, ``journal.jsonl`` there keeps every finished task's games: stopped, the same command
-continues where it was (the decks and seeds are fixed, so the results are the same).
+Outputs in ``--out``: ``games.csv`` (one row per game; per game and pair of players in a
+free-for-all), ``summary.csv`` (one row per pairing), ``elo.csv`` (round-robin), ``field.csv``
+(free-for-all: one row per player), ``report.md`` (Markdown tables) and ``report.png`` (a
+plot). While it runs, ``journal.jsonl`` there keeps every finished task's games: stopped, the
+same command continues where it was (the decks and seeds are fixed, so the results are the
+same).
 """
 
 from __future__ import annotations
@@ -42,14 +56,14 @@ import numpy as np
 
 from evaluation.players import PlayerSpec, check_seat, player_for
 from evaluation.records import GameRecord, write_text
-from evaluation.stats import PairingSummary, elo_table, summarise
+from evaluation.stats import FieldSummary, PairingSummary, elo_table, field_summaries, summarise
 from evaluation.workers import WorkerPool
 from scopa_env.cards import NUM_CARDS
 from scopa_env.engine import needs_redeal
 from scopa_env.environments import make_aec
 from scopa_env.errors import ScopaError
 from scopa_env.rules import Rules, resolve_rules
-from scopa_env.tables import resolve_table
+from scopa_env.tables import Table, resolve_table
 
 
 class EvaluationError(ScopaError, ValueError):
@@ -130,10 +144,33 @@ class Task:
     seed: int
     rules: Rules
     table: str = "scopa"  # a table name (``scopa_env.tables.TABLES``)
+    #: Free-for-all: the players by seat of the first rotation, and the pairing of each pair
+    #: of them (``itertools.combinations`` order); empty for a pairing of two sides.
+    field: tuple[PlayerSpec, ...] = ()
+    field_pairings: tuple[int, ...] = ()
+
+    @property
+    def records_per_pair(self) -> int:
+        """Records one duplicate deck (or match) gives: two games, or a game per rotation and
+        a record per pair of players in each."""
+        k = len(self.field)
+        return k * len(self.field_pairings) if k else 2
+
+
+def _episode(task: Task, pair: int, table: Table) -> tuple[dict[str, Any], int | None, int]:
+    """The reset options, environment seed and first player of duplicate ``pair``."""
+    if task.kind == "deal":
+        deck, first = duplicate_deck(task.seed, pair, task.rules, task.table)
+        return {"deck": deck, "first_player": first}, None, first
+    first = pair % table.players
+    env_seed = int(np.random.SeedSequence([task.seed, 2, pair]).generate_state(1)[0])
+    return {"first_player": first}, env_seed, first
 
 
 def run_task(task: Task) -> list[GameRecord]:
     """Play the duplicate pairs ``task.pairs`` of one pairing (in a worker process)."""
+    if task.field:
+        return run_field_task(task)
     rules = task.rules
     table = resolve_table(task.table)
     players = table.players
@@ -142,14 +179,7 @@ def run_task(task: Task) -> list[GameRecord]:
     kind_id = 0 if task.kind == "deal" else 1
     records = []
     for pair in range(*task.pairs):
-        if task.kind == "deal":
-            deck, first = duplicate_deck(task.seed, pair, rules, task.table)
-            options: dict[str, Any] = {"deck": deck, "first_player": first}
-            env_seed = None
-        else:
-            first = pair % players
-            options = {"first_player": first}
-            env_seed = int(np.random.SeedSequence([task.seed, 2, pair]).generate_state(1)[0])
+        options, env_seed, first = _episode(task, pair, table)
         for replica in (0, 1):
             sides = (a, b) if replica == 0 else (b, a)
             seats = [sides[table.side_of(seat)] for seat in range(players)]
@@ -181,6 +211,50 @@ def run_task(task: Task) -> list[GameRecord]:
     return records
 
 
+def run_field_task(task: Task) -> list[GameRecord]:
+    """Play the duplicate decks ``task.pairs`` of a free-for-all, every rotation of the players
+    round the seats; one record per game and pair of players (in a worker process)."""
+    rules = task.rules
+    table = resolve_table(task.table)
+    env = make_aec(table, rules=rules, episode=task.kind, reward="points")
+    field = [player_for(spec, rules) for spec in task.field]
+    k = len(field)
+    kind_id = 0 if task.kind == "deal" else 1
+    records = []
+    for pair in range(*task.pairs):
+        options, env_seed, first = _episode(task, pair, table)
+        for rotation in range(k):
+            seat_of = [(i + rotation) % k for i in range(k)]  # player i's seat
+            seats = [field[seat_of.index(seat)] for seat in range(k)]
+            seeds = _game_seeds(task.seed, kind_id, task.pairing, pair, rotation, k)
+            seconds, plays = play_game(env, seats, seeds, options, env_seed)
+            scores = env.match.scores
+            breakdown = env.deal.score() if task.kind == "deal" else None
+            for pairing, (i, j) in zip(task.field_pairings, combinations(range(k), 2), strict=True):
+                a, b = seat_of[i], seat_of[j]
+                record = GameRecord(
+                    kind=task.kind,
+                    pairing=pairing,
+                    player_a=task.field[i].label,
+                    player_b=task.field[j].label,
+                    pair=pair,
+                    replica=rotation,
+                    first_player=first,
+                    points_a=scores[a],
+                    points_b=scores[b],
+                    deals=env.match.deals_played,
+                    cpu_seconds_a=seconds[a],
+                    cpu_seconds_b=seconds[b],
+                    plays_a=plays[a],
+                    plays_b=plays[b],
+                )
+                if breakdown is not None:
+                    record.categories_a = _categories(breakdown[a].to_dict())
+                    record.categories_b = _categories(breakdown[b].to_dict())
+                records.append(record)
+    return records
+
+
 def _categories(points: dict[str, int]) -> str:
     return " ".join(f"{k}={v}" for k, v in points.items() if k != "total")
 
@@ -194,13 +268,22 @@ def make_tasks(
     chunk: int,
     table: str = "scopa",
 ) -> list[Task]:
-    """Split every pairing's duplicate deals and matches into tasks of ``chunk`` pairs."""
+    """Split every pairing's duplicate deals and matches into tasks of ``chunk`` pairs (at a
+    free-for-all table, the one field's)."""
     tasks = []
+    kinds: tuple[tuple[Literal["deal", "match"], int], ...] = (("deal", deals), ("match", matches))
+    if is_free_for_all(resolve_table(table)):
+        field, pairings = tuple(specs), tuple(range(len(specs) * (len(specs) - 1) // 2))
+        for kind, count in kinds:
+            size = chunk if kind == "deal" else max(1, chunk // 8)
+            for start in range(0, count, size):
+                stop = min(count, start + size)
+                tasks.append(
+                    Task(kind, 0, specs[0], specs[1], (start, stop), seed, rules, table, field,
+                         pairings)
+                )  # fmt: skip
+        return tasks
     for pairing, (a, b) in enumerate(combinations(specs, 2)):
-        kinds: tuple[tuple[Literal["deal", "match"], int], ...] = (
-            ("deal", deals),
-            ("match", matches),
-        )
         for kind, count in kinds:
             size = chunk if kind == "deal" else max(1, chunk // 8)
             for start in range(0, count, size):
@@ -287,7 +370,7 @@ def run_tasks(
         journal.done[Journal.key(t)] for t in tasks if journal and Journal.key(t) in journal.done
     ]
     todo = [t for t in tasks if not journal or Journal.key(t) not in journal.done]
-    games = sum(2 * (t.pairs[1] - t.pairs[0]) for t in tasks)
+    games = sum(t.records_per_pair * (t.pairs[1] - t.pairs[0]) for t in tasks)
     bar = tqdm(total=games, unit="game", disable=not progress, dynamic_ncols=True)
     bar.update(sum(len(r) for r in results))
 
@@ -312,6 +395,16 @@ def run_tasks(
     return records
 
 
+def is_free_for_all(table: Table) -> bool:
+    """Whether a table seats more than two sides of one player each (``scopa_3``)."""
+    return table.sides > 2
+
+
+def field_report(records: Sequence[GameRecord], players: Sequence[str]) -> list[FieldSummary]:
+    """Each player's summary of a free-for-all (``evaluation.stats.field_summaries``)."""
+    return field_summaries(records, [PlayerSpec.parse(p).label for p in players])
+
+
 def evaluate(
     players: Sequence[str],
     deals: int = 200,
@@ -327,12 +420,14 @@ def evaluate(
     """Play every pairing of ``players`` on duplicate deals (and matches) and summarise.
 
     ``table`` names the table (``scopa_env.tables``); at a table of partnerships each side is
-    copies of one player. ``journal`` is a file that keeps finished games (see
-    ``Journal``), so an interrupted evaluation continues where it stopped. Returns the game
-    records, one summary per pairing and, for three or more players, the Elo table (else an
-    empty list).
+    copies of one player; at a free-for-all table (``scopa_3``) the players, one per seat, play
+    together (``field_report`` adds their summaries). ``journal`` is a file that keeps finished
+    games (see ``Journal``), so an interrupted evaluation continues where it stopped. Returns
+    the game records, one summary per pairing and, for three or more players, the Elo table
+    (else an empty list).
     """
-    table = resolve_table(table).name
+    kind = resolve_table(table)
+    table = kind.name
     rules = resolve_rules(rules)
     for name, value, least in (
         ("deals", deals, 0),
@@ -347,6 +442,11 @@ def evaluate(
     specs = [PlayerSpec.parse(p) for p in players]
     if len(specs) < 2 or len({s.label for s in specs}) != len(specs):
         raise EvaluationError(f"need at least two different players, got {list(players)}")
+    if is_free_for_all(kind) and len(specs) != kind.players:
+        raise EvaluationError(
+            f"{table} is a free-for-all of {kind.players} players, one per seat: name "
+            f"{kind.players} players, got {len(specs)}"
+        )
     for spec in specs:  # every name, option and checkpoint is checked before anything is played
         check_seat(spec, player_for(spec, rules), table, rules)
     tasks = make_tasks(specs, deals, matches, seed, rules, chunk, table)

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from evaluation.records import GameRecord, atomic_path, write_csv, write_text
-from evaluation.stats import ELO_MEAN, PairingSummary
+from evaluation.stats import ELO_MEAN, FieldSummary, PairingSummary
 
 
 def _fmt(value: float, ci: float | None = None, digits: int = 3, sign: bool = True) -> str:
@@ -27,18 +27,45 @@ def markdown_report(
     summaries: Sequence[PairingSummary],
     elo_rows: Sequence[dict[str, Any]],
     header: dict[str, Any],
+    fields: Sequence[FieldSummary] = (),
 ) -> str:
     lines = ["# Evaluation", ""]
     lines += [f"- {key}: `{value}`" for key, value in header.items()]
+    if fields:
+        lines += [
+            "",
+            "Free-for-all: every deck is played once per rotation of the players round the "
+            "seats. Points per deal vs the field: the player's points minus the mean of the "
+            "others', mean over decks (each deck's rotations one sample) ± 95% CI. Deals and "
+            "matches won: with more points than every other player.",
+            "",
+            "| player | decks | points/deal vs field | points/deal | deals won "
+            "| match decks | match win rate | CPU ms/move |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|",
+        ]
+        for f in fields:
+            lines.append(
+                f"| {f.player} | {f.deal_sets} | {_fmt(f.points_vs_field, f.points_vs_field_ci)} "
+                f"| {_fmt(f.points, digits=2, sign=False)} | {f.deal_wins} / {f.deals} "
+                f"| {f.match_sets} | {_fmt(f.match_win_rate, f.match_win_rate_ci, sign=False)} "
+                f"| {_fmt(f.ms_per_move, digits=2, sign=False)} |"
+            )
     lines += [
         "",
-        "Points per deal: A's points minus B's, mean over duplicate deals ± 95% CI (normal "
-        "approximation on per-pair means). W/D/L: A's deals won, drawn and lost. Match win "
-        "rate: A's share of duplicate matches won ± 95% CI."
+        (
+            "Head to head inside the free-for-all games: A's points minus B's in the same "
+            "deal, mean over decks (each deck's rotations one sample) ± 95% CI; W/D/L: A's "
+            "deals with more, as many and fewer points than B; match win rate: A's share of "
+            "the matches A finished ahead of B."
+            if fields
+            else "Points per deal: A's points minus B's, mean over duplicate deals ± 95% CI "
+            "(normal approximation on per-pair means). W/D/L: A's deals won, drawn and lost. "
+            "Match win rate: A's share of duplicate matches won ± 95% CI."
+        )
         + (
-            " In Scopone A and B are partnerships of two copies of each player (A in seats 0 "
-            "and 2, then with the same deck in seats 1 and 3); results are the partnership's."
-            if header.get("table", "scopa") != "scopa"
+            " A and B are partnerships of copies of each player sitting alternately (A in the "
+            "even seats, then with the same deck in the odd ones); results are the side's."
+            if header.get("table", "scopa") != "scopa" and not fields
             else ""
         ),
         "",
@@ -127,8 +154,11 @@ def write_outputs(
     summaries: Sequence[PairingSummary],
     elo_rows: Sequence[dict[str, Any]],
     header: dict[str, Any],
+    fields: Sequence[FieldSummary] = (),
 ) -> str:
-    """Write the CSV files, the Markdown report and the plot; return the Markdown."""
+    """Write the CSV files, the Markdown report and the plot; return the Markdown.
+
+    ``fields``: a free-for-all's per-player summaries, also written to ``field.csv``."""
     out.mkdir(parents=True, exist_ok=True)
     write_csv(out / "games.csv", [asdict(r) for r in records])
     rows = []
@@ -137,7 +167,9 @@ def write_outputs(
     write_csv(out / "summary.csv", rows)
     if elo_rows:
         write_csv(out / "elo.csv", list(elo_rows))
-    report = markdown_report(summaries, elo_rows, header)
+    if fields:
+        write_csv(out / "field.csv", [asdict(f) for f in fields])
+    report = markdown_report(summaries, elo_rows, header, fields)
     write_text(out / "report.md", report)
     plot_report(summaries, elo_rows, out / "report.png")
     return report

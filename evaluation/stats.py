@@ -156,3 +156,78 @@ def elo_table(labels: Sequence[str], records: Sequence[GameRecord]) -> list[dict
         }
         for i in order
     ]
+
+
+@dataclass
+class FieldSummary:
+    """One player's results in a free-for-all (every game's other players are its field)."""
+
+    player: str
+    deal_sets: int = 0
+    points_vs_field: float = math.nan
+    points_vs_field_ci: float = math.nan
+    points: float = math.nan
+    deal_wins: int = 0
+    deals: int = 0
+    match_sets: int = 0
+    match_win_rate: float = math.nan
+    match_win_rate_ci: float = math.nan
+    ms_per_move: float = math.nan
+
+
+def field_summaries(records: Sequence[GameRecord], labels: Sequence[str]) -> list[FieldSummary]:
+    """Per player of a free-for-all, from its games' records (one per pair of players).
+
+    ``points_vs_field``: its points in a deal minus the mean of the others' (the mean of its
+    head-to-head differences), averaged over the rotations of a deck, then over decks with a
+    95% interval (each deck's rotations are one sample). A deal or match is won with more
+    points than every other player; ``match_win_rate`` is the share of matches won.
+    """
+    games: dict[tuple[str, int, int], dict[str, list[tuple[int, int]]]] = {}
+    for r in records:
+        game = games.setdefault((r.kind, r.pair, r.replica), {})
+        game.setdefault(r.player_a, []).append((r.points_a, r.points_b))
+        game.setdefault(r.player_b, []).append((r.points_b, r.points_a))
+    summaries = []
+    for label in labels:
+        s = FieldSummary(player=label)
+        diff: dict[int, list[float]] = {}
+        won: dict[tuple[str, int], list[float]] = {}
+        points = []
+        for (kind, pair, _), game in games.items():
+            results = game.get(label)
+            if not results:
+                continue
+            win = float(all(mine > theirs for mine, theirs in results))
+            won.setdefault((kind, pair), []).append(win)
+            if kind == "deal":
+                diff.setdefault(pair, []).append(float(np.mean([m - t for m, t in results])))
+                points.append(results[0][0])
+        deal_wins = [w for (kind, _), ws in won.items() if kind == "deal" for w in ws]
+        match_wins = [np.mean(ws) for (kind, _), ws in sorted(won.items()) if kind == "match"]
+        if diff:
+            s.deal_sets = len(diff)
+            s.points_vs_field, s.points_vs_field_ci = mean_ci(
+                [np.mean(v) for _, v in sorted(diff.items())]
+            )
+            s.points = float(np.mean(points))
+            s.deal_wins, s.deals = int(sum(deal_wins)), len(deal_wins)
+        if match_wins:
+            s.match_sets = len(match_wins)
+            s.match_win_rate, s.match_win_rate_ci = mean_ci(match_wins)
+        s.ms_per_move = _field_ms_per_move(records, label)
+        summaries.append(s)
+    return summaries
+
+
+def _field_ms_per_move(records: Sequence[GameRecord], label: str) -> float:
+    """CPU ms per card played by ``label``, counting each game once (its first record)."""
+    seconds, plays, seen = 0.0, 0, set()
+    for r in records:
+        for side in ("a", "b"):
+            game = (r.kind, r.pair, r.replica)
+            if getattr(r, f"player_{side}") == label and game not in seen:
+                seen.add(game)
+                seconds += getattr(r, f"cpu_seconds_{side}")
+                plays += getattr(r, f"plays_{side}")
+    return 1000.0 * seconds / plays if plays else math.nan

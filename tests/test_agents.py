@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -15,15 +17,20 @@ from agents import (
 )
 from agents.determinize import Determinizer
 from agents.greedy import MoveValuer
+from agents.ismcts import side_rewards
+from agents.seats import SeatView
 from agents.values import CardValues, napola_gain, napola_swing, sure_points
 from scopa_env import scopa_v0
 from scopa_env.captures import consistent_sets, pickable_cards
 from scopa_env.cards import card_name, cards_of, mask_of, parse_card, parse_cards
 from scopa_env.engine import Deal, Move
+from scopa_env.environments import make_aec
 from scopa_env.errors import CheckpointError
 from scopa_env.info_state import InfoState
 from scopa_env.observation import encode
 from scopa_env.rules import PRESETS, Rules
+from scopa_env.table_observation import layout_for
+from scopa_env.tables import TABLES, resolve_table
 
 PRESET_NAMES = sorted(PRESETS)
 #: Every preset alone and with the options combined, and every scoring and capture option at
@@ -153,7 +160,7 @@ def test_determinizer_deals_only_unseen_cards() -> None:
         deal.last_capturer, deal.dealer, me,
     )  # fmt: skip
     info = InfoState.from_observation(obs)
-    determinizer = Determinizer(info, Rules())
+    determinizer = Determinizer(SeatView.from_observation(obs), Rules())
     rng = np.random.default_rng(0)
     seen_in_hand = 0
     for _ in range(50):
@@ -553,3 +560,205 @@ def test_last_play_scopa_is_worth_setting_up() -> None:
     deal = _position(last, **position)
     assert decide(ISMCTSAgent(last, iterations=40, seed=0), deal) == move("7C")
     assert decide(GreedyAgent(last), deal) == move("KC")  # greedy looks one move ahead only
+
+
+# Every table -------------------------------------------------------------------------------
+
+MOVES = Path(__file__).parent / "data" / "scopa_moves.npz"
+SEAT_TABLES = ("scopa_3", "scopa_4", "scopa_6")
+
+
+def test_players_keep_their_two_player_moves() -> None:
+    """The same moves on 450 two-player observations as before the tables of more seats
+    (saved by ``tests/data/make_scopa_moves.py``; the search player on every third)."""
+    saved = np.load(MOVES)
+    for rules in ("scopa", "napola", "scopa_a_quindici"):
+        observations = saved[f"{rules}/observation"]
+        masks = saved[f"{rules}/action_mask"]
+        players = {
+            "greedy": lambda i, r=rules: GreedyAgent(rules=r),
+            "heuristic": lambda i, r=rules: HeuristicAgent(rules=r),
+            "random": lambda i: RandomAgent(seed=i),
+            "ismcts": lambda i, r=rules: ISMCTSAgent(rules=r, iterations=24, seed=i),
+        }
+        for name, make in players.items():
+            rows = range(0, len(masks), 3 if name == "ismcts" else 1)
+            got = [
+                make(i).act({"observation": observations[i], "action_mask": masks[i]}) for i in rows
+            ]
+            assert got == saved[f"{rules}/{name}"][list(rows)].tolist(), (rules, name)
+
+
+@pytest.mark.parametrize("table", sorted(set(TABLES) - {"scopa"}))
+@pytest.mark.parametrize("name", ["random", "greedy", "heuristic", "ismcts"])
+def test_every_player_plays_only_legal_actions_at_every_table(table: str, name: str) -> None:
+    rules = Rules(napola=True, re_bello=True)
+    options = {"iterations": 12} if name == "ismcts" else {}
+    player = make_agent(name, rules=rules, seed=3, **options)
+    env = make_aec(table, rules=rules, episode="deal")
+    picks = 0
+    for seed in range(2):
+        env.reset(seed=seed)
+        while not all(env.terminations.values()):
+            obs = env.observe(env.agent_selection)
+            action = player.act(obs)
+            assert obs["action_mask"][action] == 1, (table, name, action)
+            picks += action >= 40
+            env.step(action)
+        assert env.deal.is_over
+
+
+def seat_position(table: str, hands: list[str], on_table: str, **kwargs) -> Deal:
+    """A deal at the start of a round: these hands (seat 0 leads) and table; whole rounds in
+    the stock, the other cards in seat 1's pile."""
+    kind = resolve_table(table)
+    held = [parse_cards(h) for h in hands]
+    piles: list[list[int]] = [[] for _ in range(kind.players)]
+    for seat, cards in kwargs.pop("piles", {}).items():
+        piles[seat] = list(parse_cards(cards))
+    used = {*parse_cards(on_table), *(c for h in held for c in h), *sum(piles, [])}
+    rest = [c for c in range(40) if c not in used]
+    stock = min(len(rest) // kind.round_cards, kind.rounds - 1) * kind.round_cards
+    piles[1] += rest[stock:]
+    return Deal.from_position(
+        hands=held,
+        table=parse_cards(on_table),
+        stock=rest[:stock],
+        captures=piles,
+        kind=kind,
+        **kwargs,
+    )
+
+
+def seat_observation(deal: Deal, seat: int = 0) -> dict[str, np.ndarray]:
+    m = deal.masks
+    obs = layout_for(deal.kind).encode(
+        m["hands"], m["table"], m["piles"], m["played"], len(deal.stock), deal.scope,
+        deal.last_capturer, deal.dealer, seat,
+    )  # fmt: skip
+    return {"observation": obs}
+
+
+def others(table: str, *hands: str) -> list[str]:
+    """Three cards each for the seats after seat 0 that the hands given do not name."""
+    kind = TABLES[table]
+    spare = [card_name(c) for c in parse_cards("AC AS AB 2C 2S 6C 6S 6B JC JS JB QC QB KC KB")]
+    named = list(hands)
+    while len(named) < kind.players:
+        named.append(" ".join(spare[:3]))
+        spare = spare[3:]
+    return named
+
+
+@pytest.mark.parametrize("table", SEAT_TABLES)
+def test_greedy_prefers_the_capture_that_leaves_the_next_opponent_no_sweep(table: str) -> None:
+    # 4S takes 4C and leaves 3C 7S (a king sweeps); 3B takes 3C, as much, and leaves 4C 7S: 11.
+    hands = others(table, "4S 3B QS")
+    deal = seat_position(table, hands, "4C 3C 7S")
+    assert GreedyAgent().act(seat_observation(deal)) == parse_card("3B")
+    # Two-player Scopa keeps its valuation (the risk is charged to trails only).
+    assert GreedyAgent().act(_observation("4S 3B QS", "4C 3C 7S", Rules())) == parse_card("4S")
+
+
+@pytest.mark.parametrize("table", SEAT_TABLES)
+def test_rule_players_trail_away_from_a_sweep_at_every_table(table: str) -> None:
+    # Nothing captures; trailing 2B leaves 5C 3C 2B = 10, which any king sweeps.
+    deal = seat_position(table, others(table, "KS 2B QS"), "5C 3C")
+    obs = seat_observation(deal)
+    for player in (GreedyAgent(), HeuristicAgent(), ISMCTSAgent(iterations=60, seed=0)):
+        assert player.act(obs) != parse_card("2B"), type(player).__name__
+
+
+def test_heuristic_counts_a_partners_pile_as_its_sides() -> None:
+    heuristic = HeuristicAgent()
+    hands = others("scopa_4", "4S 3B QS")
+    alone = seat_position("scopa_4", hands, "4C 3C 7S")
+    # The partner (seat 2) has taken six coins: the coins are my side's, a coin is a card.
+    partner = seat_position("scopa_4", hands, "4C 3C 7S", piles={2: "AD 2D 3D 4D 5D 6D"})
+    for deal, coin_bonus in ((alone, CardValues().coin), (partner, 0)):
+        info = InfoState.from_observation(seat_observation(deal)["observation"])
+        values = heuristic.card_values(info)
+        assert values[parse_card("JD")] - values[parse_card("JC")] == coin_bonus
+    # The same six coins in the next opponent's pile are theirs: decided too, but not ours.
+    theirs = seat_position("scopa_4", hands, "4C 3C 7S", piles={1: "AD 2D 3D 4D 5D 6D"})
+    info = InfoState.from_observation(seat_observation(theirs)["observation"])
+    assert info.piles[1] & mask_of(parse_cards("AD 6D")) and not info.piles[0]
+
+
+def test_heuristic_leaves_the_last_cards_to_a_partner_who_captured_last() -> None:
+    heuristic = HeuristicAgent()
+    kind = TABLES["scopa_4"]
+    # The last play of the deal: I (seat 3, the dealer) trail the king; 7D stays on the table.
+    rest = [c for c in range(40) if c not in parse_cards("KS 7D")]
+    for last, sign in ((1, 1), (0, -1)):  # seat 1 is my partner, seat 0 an opponent
+        deal = Deal.from_position(
+            hands=[(), (), (), parse_cards("KS")],
+            table=parse_cards("7D"),
+            captures=[rest[:10], rest[10:20], rest[20:30], rest[30:]],
+            current_player=3,
+            first_player=0,
+            last_capturer=last,
+            kind=kind,
+        )
+        info = InfoState.from_observation(seat_observation(deal, seat=3)["observation"])
+        assert info.is_last_play
+        move = (parse_card("KS"), 0)
+        score = heuristic.move_score(info, move, heuristic.card_values(info))
+        assert sign * score > 0
+
+
+def test_heuristic_decides_categories_by_each_rival_apart() -> None:
+    values = CardValues()
+    # Two rivals with 12 cards each hold 24 together, but neither has won the most cards.
+    a, b = mask_of(range(12)), mask_of(range(12, 24))
+    apart = values.in_position(Rules(), 0, a | b, rivals=(a, b))
+    pooled = values.in_position(Rules(), 0, a | b)
+    assert apart[39] - pooled[39] == values.card
+
+
+@pytest.mark.parametrize("table", [*SEAT_TABLES, "scopone"])
+def test_determinizer_deals_every_hidden_hand(table: str) -> None:
+    env = make_aec(table, episode="deal")
+    env.reset(seed=5)
+    rng = np.random.default_rng(1)
+    for _ in range(TABLES[table].players + 2):  # into the first round, a few seats played
+        env.step(int(rng.choice(np.flatnonzero(env.observe(env.agent_selection)["action_mask"]))))
+    while env.phase == "pick":
+        env.step(int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"])[0]))
+    seat = env.possible_agents.index(env.agent_selection)
+    deal, n = env.deal, env.deal.num_players
+    view = SeatView.from_observation(env.observe(env.agent_selection)["observation"])
+    sampled = Determinizer(view, Rules()).sample
+    found = [0] * n
+    for _ in range(400):
+        sample = sampled(rng)
+        assert sample.current_player == 0 and sample.kind.sides == deal.kind.sides
+        for k in range(n):
+            mine = (seat + k) % n
+            assert len(sample.hands[k]) == len(deal.hands[mine])
+            found[k] |= mask_of(sample.hands[k])
+        assert mask_of(sample.hands[0]) == mask_of(deal.hands[seat])
+        assert mask_of(sample.table) == mask_of(deal.table)
+        hidden = mask_of(sample.stock)
+        for k in range(1, n):
+            hidden |= mask_of(sample.hands[k])
+        assert hidden == view.info.unseen
+        if table != "scopone":  # Scopone's view keeps the piles per partnership
+            for k in range(n):
+                assert mask_of(sample.captures[k]) == mask_of(deal.captures[(seat + k) % n])
+        assert Deal.from_dict(sample.to_dict()) == sample
+    for k in range(1, n):  # every unseen card can be in every other hand
+        assert found[k] == view.info.unseen
+
+
+def test_side_rewards_are_points_minus_the_mean_of_the_others() -> None:
+    # scopa_3, finished: seat 0 holds every card but the coins A-4 (seat 1) and KS (seat 2).
+    coins = parse_cards("AD 2D 3D 4D")
+    rest = [c for c in range(40) if c not in {*coins, parse_card("KS")}]
+    deal = Deal.from_position(
+        hands=[(), (), ()], table=(), captures=[rest, coins, parse_cards("KS")],
+        scope=[1, 0, 2], kind="scopa_3",
+    )  # fmt: skip
+    # Seat 0: cards, coins (6 of 10), settebello, primiera and a scopa = 5; seat 2: 2 scope.
+    assert [s.total for s in deal.score()] == [5, 0, 2]
+    assert side_rewards(deal, 1.0) == [5 - 1.0, 0 - 3.5, 2 - 2.5]

@@ -10,10 +10,12 @@ import pytest
 
 import agents
 from cli import main as cli
-from evaluation.harness import duplicate_deck, evaluate
+from evaluation.harness import duplicate_deck, evaluate, field_report
 from evaluation.players import PlayerSpec
-from evaluation.stats import bradley_terry_elo, mean_ci
+from evaluation.records import GameRecord
+from evaluation.stats import bradley_terry_elo, field_summaries, mean_ci
 from scopa_env.cards import mask_of
+from scopa_env.info_state import InfoState
 from scopa_env.observation import plane
 from scopa_env.rules import Rules
 
@@ -260,3 +262,85 @@ def test_cli_eval_leaves_no_journal_behind(tmp_path) -> None:
                      "--no-progress"]) == 0  # fmt: skip
     assert (tmp_path / "games.csv").is_file()
     assert not (tmp_path / "journal.jsonl").exists()
+
+
+# Every table --------------------------------------------------------------------------------
+
+
+class SeatRecorder(agents.GreedyAgent):
+    """Greedy at any table, noting its whole hand when it first acts in each game."""
+
+    log: list[int] = []
+
+    def reset(self, seed: int | None = None) -> None:
+        super().reset(seed)
+        self.first = True
+
+    def act(self, observation):
+        if self.first:
+            self.first = False
+            info = InfoState.from_observation(observation["observation"])
+            SeatRecorder.log.append(info.full_hand)
+        return super().act(observation)
+
+
+def test_a_free_for_all_plays_each_deck_in_every_rotation(monkeypatch) -> None:
+    monkeypatch.setitem(agents.AGENTS, "seat_recorder", SeatRecorder)
+    SeatRecorder.log = []
+    players = ["seat_recorder", "random", "greedy"]
+    records, summaries, elo = evaluate(players, deals=4, table="scopa_3")
+    # Three rotations per deck, a record per pair of players in each game.
+    assert [(r.pair, r.replica) for r in records if r.pairing == 0] == [
+        (p, k) for p in range(4) for k in range(3)
+    ]
+    assert len(records) == 4 * 3 * 3 and len(summaries) == 3 and len(elo) == 3
+    for pair in range(4):
+        deck, _ = duplicate_deck(0, pair, Rules(), "scopa_3")
+        hands = SeatRecorder.log[3 * pair : 3 * pair + 3]
+        # The recorder held each seat's hand of the same deck once: the first nine cards.
+        assert all(h.bit_count() == 3 for h in hands)
+        assert hands[0] | hands[1] | hands[2] == mask_of(deck[:9])
+
+
+def test_identical_players_score_nothing_against_the_field() -> None:
+    players = ["greedy", "greedy:seed=1", "greedy:seed=2"]
+    records, _, _ = evaluate(players, deals=6, matches=2, table="scopa_3")
+    fields = field_report(records, players)
+    assert [f.points_vs_field for f in fields] == [0.0, 0.0, 0.0]
+    assert all(f.deal_sets == 6 and f.match_sets == 2 for f in fields)
+    assert sum(f.match_win_rate for f in fields) <= 1.0
+
+
+def test_partnerships_of_copies_swap_sides_at_scopa_4_and_scopa_6() -> None:
+    for table in ("scopa_4", "scopa_6"):
+        records, summaries, _ = evaluate(["heuristic", "heuristic:seed=1"], deals=4, table=table)
+        assert [r.replica for r in records] == [0, 1] * 4
+        assert summaries[0].points_per_deal == 0.0
+
+
+def test_field_summaries_by_hand() -> None:
+    def game(pair: int, points: dict[str, int]) -> list[GameRecord]:
+        return [
+            GameRecord("deal", k, a, b, pair, 0, 0, points[a], points[b], 1, 0.1, 0.2, 2, 4)
+            for k, (a, b) in enumerate([("A", "B"), ("A", "C"), ("B", "C")])
+        ]
+
+    records = game(0, {"A": 3, "B": 1, "C": 2}) + game(1, {"A": 1, "B": 1, "C": 0})
+    a, b, c = field_summaries(records, ["A", "B", "C"])
+    # Deck 0: A 3 - (1 + 2) / 2 = 1.5, B -1.5, C 0; deck 1: A and B 0.5, C -1.
+    assert (a.points_vs_field, b.points_vs_field, c.points_vs_field) == (1.0, -0.5, -0.5)
+    assert a.points_vs_field_ci == pytest.approx(1.959964 * math.sqrt(0.5) / math.sqrt(2))
+    assert (a.deal_wins, b.deal_wins, c.deal_wins, a.deals) == (1, 0, 0, 2)  # a tie wins nothing
+    assert a.ms_per_move == pytest.approx(1000 * 0.2 / 4)  # A's time counted once a game
+    assert c.ms_per_move == pytest.approx(1000 * 0.4 / 8)
+
+
+def test_cli_eval_free_for_all(tmp_path, capsys) -> None:
+    out = tmp_path / "e"
+    argv = ["eval", "greedy", "random", "heuristic", "--table", "scopa_3", "--deals", "3"]
+    assert cli.main([*argv, "--out", str(out), "--no-progress"]) == 0
+    text = capsys.readouterr().out
+    assert "points/deal vs field" in text and "field.csv" in text
+    assert (out / "field.csv").read_text().count("\n") == 4
+    with pytest.raises(SystemExit, match="scopa_3 is a free-for-all of 3 players"):
+        cli.main(["eval", "greedy", "random", "--table", "scopa_3", "--out", str(out)])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -137,3 +139,75 @@ def test_a_whole_match_in_a_variant():
     winner = play_match(env, GreedyAgent(rules).act, seed=5, ask=human, say=said.append)
     assert winner in {"player_0", "player_1"}
     assert max(env.match.scores) >= 4
+
+
+def test_a_partnership_match_gives_each_seat_its_player() -> None:
+    from scopa_env.environments import make_aec
+
+    rules = Rules(target=3)
+    env = make_aec("scopa_4", rules=rules, render_mode="ansi", show_hands="player_1")
+    seats: dict[str, set[str]] = {"opponent": set(), "partner": set()}
+
+    def as_(role: str):
+        def act(observation: dict) -> int:
+            seats[role].add(env.agent_selection)
+            return first_legal(observation)
+
+        return act
+
+    def human(prompt: str) -> str:
+        assert env.agent_selection == "player_1"
+        return str(env.deal.legal_moves()[0]).replace("(trail)", "")
+
+    said: list[str] = []
+    winner = play_match(
+        env, as_("opponent"), human=1, seed=4, ask=human, say=said.append, partner=as_("partner")
+    )
+    assert seats == {"opponent": {"player_0", "player_2"}, "partner": {"player_3"}}
+    assert said[0].startswith("You are player_1, with player_3 against player_0 and player_2")
+    assert any("\n  player_1 + player_3: " in line for line in said)
+    assert env.match.is_over and max(env.match.scores) >= 3
+    assert winner in {("player_0", "player_2"), ("player_1", "player_3")}
+    assert said[-1] == (
+        "You win the match!" if winner == ("player_1", "player_3")
+        else "Match over: player_0 + player_2."
+    )  # fmt: skip
+
+
+def test_a_free_for_all_match_at_scopa_3() -> None:
+    from scopa_env.environments import make_aec
+
+    env = make_aec("scopa_3", rules=Rules(target=3), render_mode="ansi", show_hands="player_2")
+
+    def human(prompt: str) -> str:
+        return str(env.deal.legal_moves()[-1]).replace("(trail)", "")
+
+    said: list[str] = []
+    winner = play_match(env, first_legal, human=2, seed=1, ask=human, say=said.append)
+    assert said[0].startswith("You are player_2 against player_0 and player_1")
+    assert any(re.search(r"match score \d+-\d+-\d+$", line) for line in said)
+    assert winner in {"player_0", "player_1", "player_2", None}
+
+
+def test_cli_play_takes_the_table_the_seat_and_the_partner(monkeypatch, capsys):
+    from cli import main as cli
+    from cli import play
+
+    seen = {}
+
+    def fake_match(env, opponent, human=0, seed=None, partner=None):
+        seen.update(table=env.table.name, human=human, show=env.show_hands)
+        seen.update(opponent=type(opponent.__self__).__name__)
+        seen.update(partner=type(partner.__self__).__name__)
+
+    monkeypatch.setattr(play, "play_match", fake_match)
+    argv = ["play", "--table", "scopa_4", "--seat", "3", "--opponent", "heuristic",
+            "--partner", "greedy"]  # fmt: skip
+    assert cli.main(argv) == 0
+    assert seen == {
+        "table": "scopa_4", "human": 3, "show": "player_3",
+        "opponent": "HeuristicAgent", "partner": "GreedyAgent",
+    }  # fmt: skip
+    assert "opponent: heuristic; partner: greedy" in capsys.readouterr().out
+    assert cli.main(["play", "--table", "scopa_3", "--seat", "3"]) == 2
+    assert "--seat must be 0 to 2 at scopa_3, got 3" in capsys.readouterr().out

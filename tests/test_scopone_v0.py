@@ -21,6 +21,7 @@ from pettingzoo.test import api_test, render_test, seed_test
 import scopa_env
 from agents import make_agent
 from agents.determinize import Determinizer
+from agents.seats import SeatView
 from cli import main as cli
 from evaluation.harness import duplicate_deck, evaluate
 from evaluation.report import markdown_report
@@ -589,8 +590,9 @@ def test_info_state_reads_the_partnership_view() -> None:
     assert info.opp_hand_size == 8 and info.other_hands == (8, 7, 7)
     assert info.scope == (0, 2) and info.last_capturer == 1 and not info.is_dealer
     assert info.stock_size == 0 and info.cards_to_play == 30 and not info.is_last_play
-    with pytest.raises(ValueError, match="Scopone"):
-        Determinizer(info, Rules())
+    view = SeatView.from_observation(env.observe("player_2")["observation"])
+    sample = Determinizer(view, Rules()).sample(np.random.default_rng(0))
+    assert [len(h) for h in sample.hands] == [8, 8, 7, 7] and not sample.stock
 
 
 @pytest.mark.parametrize("deal", DEALS)
