@@ -210,4 +210,4 @@ def test_cli_play_takes_the_table_the_seat_and_the_partner(monkeypatch, capsys):
     }  # fmt: skip
     assert "opponent: heuristic; partner: greedy" in capsys.readouterr().out
     assert cli.main(["play", "--table", "scopa_3", "--seat", "3"]) == 2
-    assert "--seat must be 0 to 2 at scopa_3, got 3" in capsys.readouterr().out
+    assert "--seat must be 0 to 2 at scopa_3, got 3" in capsys.readouterr().err
