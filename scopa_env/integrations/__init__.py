@@ -1,0 +1,1 @@
+"""Adapters that put the game into other libraries, one module per library."""
