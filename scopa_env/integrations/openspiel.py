@@ -521,9 +521,8 @@ class ScopaState(pyspiel.State):
         if pos.deal is None:
             return f"dealing: {_names(pos.deck)}"
         deal = pos.deal
-        text = f"{deal!r}; table [{_names(deal.table)}]; captures " + " ".join(
-            f"[{_names(c)}]" for c in deal.captures
-        )
+        captures = " ".join(f"[{_names(c)}]" for c in deal.captures)
+        text = f"{deal!r}; captures {captures}; stock [{_names(deal.stock)}]"
         if pos.pending is not None:
             picked = _names(cards_of(pos.picked))
             text += f"; capturing with {card_name(pos.pending)}, picked [{picked}]"
