@@ -188,8 +188,11 @@ def _round(deal: Deal) -> int:
     return kind.rounds - 1 - len(deal.stock) // kind.round_cards
 
 
+_CARD_NAMES = tuple(card_name(c) for c in range(NUM_CARDS))
+
+
 def _names(cards: Any) -> str:
-    return " ".join(card_name(c) for c in cards) or "-"
+    return " ".join([_CARD_NAMES[c] for c in cards]) or "-"
 
 
 class _Setup(NamedTuple):
@@ -362,9 +365,9 @@ class ScopaState(pyspiel.State):
 
     def _legal_actions(self, player: int) -> list[int]:
         pos = self._pos
-        deal = pos.deal
         if pos.pending is None:
-            return list(deal.hands[deal.current_player])
+            deal = pos.deal
+            return list(cards_of(deal.masks["hands"][deal.current_player]))
         return [PICK_OFFSET + c for c in cards_of(pickable_cards(pos.options, pos.picked))]
 
     def chance_outcomes(self) -> list[tuple[int, float]]:
@@ -415,7 +418,14 @@ class ScopaState(pyspiel.State):
                 setup = pos.setup
                 pos.begin(Deal.from_deck(pos.deck, setup.first_player, setup.rules, setup.kind))
             return
-        if action not in self._legal_actions(deal.current_player):
+        if pos.pending is None:
+            legal = (
+                0 <= action < NUM_CARDS and deal.masks["hands"][deal.current_player] >> action & 1
+            )
+        else:
+            pick = action - PICK_OFFSET
+            legal = 0 <= pick < NUM_CARDS and pickable_cards(pos.options, pos.picked) >> pick & 1
+        if not legal:
             raise ValueError(f"action {action} ({self._action_to_string(0, action)}) is illegal")
         pos.history.append((deal.current_player, action, _round(deal)))
         if pos.pending is None:
