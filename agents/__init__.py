@@ -13,6 +13,7 @@ from agents.base import Agent, RuleAgent, reset_agent
 from agents.greedy import GreedyAgent
 from agents.heuristic import HeuristicAgent
 from agents.ismcts import ISMCTSAgent
+from agents.openspiel_bot import OpenSpielISMCTSAgent
 from agents.policy import PRETRAINED_CHECKPOINT, PolicyAgent
 from agents.random_agent import RandomAgent
 
@@ -21,6 +22,7 @@ AGENTS: dict[str, type] = {
     "greedy": GreedyAgent,
     "heuristic": HeuristicAgent,
     "ismcts": ISMCTSAgent,
+    "openspiel-ismcts": OpenSpielISMCTSAgent,
 }
 
 
@@ -53,6 +55,7 @@ __all__ = [
     "GreedyAgent",
     "HeuristicAgent",
     "ISMCTSAgent",
+    "OpenSpielISMCTSAgent",
     "PolicyAgent",
     "RandomAgent",
     "RuleAgent",

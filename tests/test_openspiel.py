@@ -13,11 +13,14 @@ pyspiel = pytest.importorskip("pyspiel")
 
 from open_spiel.python.algorithms import ismcts, mcts  # noqa: E402
 
+from agents.determinize import InfoState  # noqa: E402
 from scopa_env import scopa_v0, scopone_v0  # noqa: E402
 from scopa_env.cards import KINGS_MASK, NUM_CARDS, cards_of  # noqa: E402
 from scopa_env.engine import DEAL_KINDS, Deal, needs_redeal  # noqa: E402
 from scopa_env.integrations import openspiel  # noqa: E402
+from scopa_env.observation import OBS_SIZE, OBS_SLICES  # noqa: E402
 from scopa_env.rules import PRESETS, Rules  # noqa: E402
+from training.evaluate import play_game  # noqa: E402
 
 TABLES = sorted(DEAL_KINDS)
 KINGS = cards_of(KINGS_MASK)
@@ -291,3 +294,46 @@ def test_openspiel_ismcts_and_mcts_play_full_games(table):
         returns = pyspiel.evaluate_bots(game.new_initial_state(), bots, seed)
         assert len(returns) == n and math.isclose(sum(returns), 0.0)
         assert all(game.min_utility() <= r <= game.max_utility() for r in returns)
+
+
+# OpenSpiel's ISMCTS as a player of the harness ---------------------------------------------
+
+
+def test_openspiel_player_rebuilds_its_observation():
+    """The state the player searches shows what its observation shows (but the played cards,
+    which the determinizer does not deal) and has the environment's legal actions."""
+    from agents.openspiel_bot import OpenSpielISMCTSAgent
+
+    rules = Rules.preset("scopa_a_quindici")  # many captures to choose among
+    player = OpenSpielISMCTSAgent(rules=rules, simulations=2, seed=0)
+    env = scopa_v0.raw_env(rules=rules, episode="deal")
+    env.reset(options={"deck": deck_for(5, "scopa", rules), "first_player": 1})
+    rng = np.random.default_rng(0)
+    keep = np.ones(OBS_SIZE, bool)
+    keep[OBS_SLICES["my_played"]] = keep[OBS_SLICES["opp_played"]] = False
+    picks = 0
+    while not all(env.terminations.values()):
+        observation = env.observe(env.agent_selection)
+        state = player.state(InfoState.from_observation(observation["observation"]))
+        assert state.current_player() == 0
+        assert state.legal_actions() == env.legal_actions()
+        np.testing.assert_array_equal(
+            np.asarray(state.observation_tensor(0))[keep], observation["observation"][keep]
+        )
+        picks += env.phase == "pick"
+        env.step(int(rng.choice(env.legal_actions())))
+    assert picks  # the deal had capture choices to rebuild
+
+
+def test_openspiel_player_plays_reproducible_deals():
+    from agents import make_agent
+
+    env = scopa_v0.raw_env(episode="deal", reward="points")
+    options = {"deck": deck_for(6, "scopa", Rules()), "first_player": 0}
+    results = []
+    for _ in range(2):
+        players = [make_agent("openspiel-ismcts", simulations=6), make_agent("greedy")]
+        seconds, plays = play_game(env, players, [11, 12], options)
+        results.append((env.match.scores, plays))
+    assert results[0] == results[1]
+    assert sum(results[0][1]) == 36
