@@ -272,6 +272,15 @@ def test_illegal_action_is_refused():
     held = set(state.legal_actions())
     with pytest.raises(ValueError, match="illegal"):
         state.apply_action(next(c for c in range(NUM_CARDS) if c not in held))
+    shuffle = load().new_initial_state()
+    shuffle.apply_action(3)
+    with pytest.raises(ValueError, match="not a card left"):
+        shuffle.apply_action(3)
+    void = load().new_initial_state()  # three kings at the table positions 6..9
+    others = [c for c in range(NUM_CARDS) if c not in KINGS]
+    with pytest.raises(ValueError, match="deal again"):
+        for card in [*others[:6], *KINGS[:3], *others[6:], KINGS[3]]:
+            void.apply_action(card)
 
 
 # OpenSpiel's bots --------------------------------------------------------------------------

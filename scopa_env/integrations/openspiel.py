@@ -310,9 +310,9 @@ class _Position:
         #: ``(seat, action, round)`` of every player action since ``root``.
         self.history: list[tuple[int, int, int]] = []
 
-    def begin(self, deal: Deal) -> None:
-        if self.deck is not None and len(self.deck) < NUM_CARDS:
-            self.deck = None  # started at a position, not dealt by chance
+    def begin(self, deal: Deal, deck: list[int] | None = None) -> None:
+        """Start play at ``deal``, dealt from ``deck`` (``None``: a given position)."""
+        self.deck = deck
         self.root = deal.copy()
         self.deal = deal
 
@@ -413,10 +413,15 @@ class ScopaState(pyspiel.State):
         pos = self._pos
         deal = pos.deal
         if deal is None:
-            pos.deck.append(action)
-            if len(pos.deck) == NUM_CARDS:
+            deck = pos.deck
+            if not 0 <= action < NUM_CARDS or action in deck:
+                raise ValueError(f"chance outcome {action} is not a card left to draw")
+            deck.append(action)
+            if len(deck) == NUM_CARDS:
                 setup = pos.setup
-                pos.begin(Deal.from_deck(pos.deck, setup.first_player, setup.rules, setup.kind))
+                if needs_redeal(setup.kind.table_of(deck), setup.rules):
+                    raise ValueError("the deck deals a table the rules deal again")
+                pos.begin(Deal.from_deck(deck, setup.first_player, setup.rules, setup.kind), deck)
             return
         if pos.pending is None:
             legal = (
@@ -560,6 +565,8 @@ class ScopaState(pyspiel.State):
             scopone_observation.encode(hands, table, piles, played, *after, **extra)
 
     def _information_state(self, player: int) -> str:
+        """What the player has seen: the position play started from, every action since, and
+        its hand now (which shows the cards it was dealt since)."""
         pos = self._pos
         if pos.deal is None:
             return f"p{player} dealing {len(pos.deck)}"
