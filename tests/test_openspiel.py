@@ -143,6 +143,24 @@ def test_simulation_checks(table):
         assert len(final.history()) <= game.max_game_length() + NUM_CARDS
 
 
+def test_observer_has_the_named_pieces_of_the_observation():
+    from open_spiel.python.observation import make_observation
+
+    game = load()
+    state = dealt(game, deck_for(0, "scopa", Rules()))
+    seen = make_observation(game, pyspiel.IIGObservationType(perfect_recall=False))
+    seen.set_from(state, 0)
+    assert list(seen.dict) == list(OBS_SLICES)
+    assert np.flatnonzero(seen.dict["hand"]).tolist() == list(state.legal_actions())
+    assert seen.dict["table"].sum() == 4 and seen.dict["unseen"].sum() == 33
+    recall = make_observation(game, pyspiel.IIGObservationType(perfect_recall=True))
+    state.apply_action(state.legal_actions()[0])
+    recall.set_from(state, 1)
+    assert recall.dict["actions"].shape == (openspiel.MAX_DECISIONS, 80)
+    assert recall.dict["actions"].sum() == 1
+    assert recall.string_from(state, 1) == state.information_state_string(1)
+
+
 def test_clone_is_independent():
     game = load()
     state = dealt(game, deck_for(0, "scopa", Rules()))

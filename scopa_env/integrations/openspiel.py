@@ -63,7 +63,10 @@ then the player's hand (perfect recall); the observation string the tensor's pie
 
 ``state.resample_from_infostate(player, sampler)`` deals the cards the player has not seen
 uniformly at random among the deals consistent with what it has seen (its own cards, the table,
-every card played and by whom, in which round), which is what OpenSpiel's ``ISMCTSBot`` needs.
+every card played and by whom, in which round), which is what OpenSpiel's ``ISMCTSBot`` needs:
+the Python one, ``open_spiel.python.algorithms.ismcts.ISMCTSBot``; the C++ ``pyspiel.ISMCTSBot``
+cannot call a Python game's resampling. Bots that search the true state, such as
+``pyspiel.MCTSBot``, play the game as it is.
 ``ScopaGame.new_state_at(deal)`` starts a state at any engine position, with no chance nodes:
 players that know only a position (``agents.openspiel_bot``) search from there.
 
