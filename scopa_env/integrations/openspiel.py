@@ -54,7 +54,7 @@ Observations
 ------------
 
 The observation tensor is the environment's observation vector (``scopa_env.observation`` for
-two players, ``scopa_env.scopone_observation`` for four, with no match score), one named piece
+two players, ``scopa_env.scopone_observation`` for four; the match score is 0), one named piece
 per feature, so ``state.observation_tensor(p)`` equals ``env.observe(agent)["observation"]`` of
 the environment at the same position. The information-state tensor adds an ``actions`` piece:
 one one-hot row of 80 per player action so far. Both strings name what the player knows: the
@@ -67,6 +67,7 @@ every card played and by whom, in which round), which is what OpenSpiel's ``ISMC
 the Python one, ``open_spiel.python.algorithms.ismcts.ISMCTSBot``; the C++ ``pyspiel.ISMCTSBot``
 cannot call a Python game's resampling. Bots that search the true state, such as
 ``pyspiel.MCTSBot``, play the game as it is.
+
 ``ScopaGame.new_state_at(deal)`` starts a state at any engine position, with no chance nodes:
 players that know only a position (``agents.openspiel_bot``) search from there.
 
