@@ -266,6 +266,22 @@ def test_resample_keeps_what_the_player_knows(table):
         assert len(others) > 1  # the hidden cards are dealt anew
 
 
+def test_resample_deals_the_hidden_cards_uniformly():
+    """Each unseen card lands in the opponent's hand of three as often as any other."""
+    state = dealt(load(), deck_for(8, "scopa", Rules()))
+    sampler = pyspiel.UniformProbabilitySampler(3, 0.0, 1.0)
+    samples = 660
+    counts = np.zeros(NUM_CARDS)
+    for _ in range(samples):
+        sample = state.resample_from_infostate(0, sampler)
+        counts[list(sample._pos.deal.hands[1])] += 1
+    unseen = np.flatnonzero(counts)
+    assert len(unseen) == NUM_CARDS - 3 - 4
+    expected = samples * 3 / len(unseen)
+    spread = np.sqrt(expected * (1 - 3 / len(unseen)))
+    assert np.all(np.abs(counts[unseen] - expected) < 4.5 * spread)
+
+
 def test_state_at_a_position():
     game = load()
     deal = Deal.new(np.random.default_rng(4))
