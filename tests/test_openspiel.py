@@ -109,7 +109,7 @@ def test_random_sim_test_variants(preset):
 @pytest.mark.parametrize("table", TABLES)
 def test_simulation_checks(table):
     """What OpenSpiel's games_sim_test checks on every state of random games."""
-    game = load(table, Rules(fewest_cards_capture=False, capture_sum=15))
+    game = load(table, Rules(capture_sum=15))  # scopa a quindici: many capture choices
     n = game.num_players()
     rng = np.random.default_rng(1)
 
@@ -173,16 +173,16 @@ def test_clone_is_independent():
 # The shuffle -------------------------------------------------------------------------------
 
 
-def test_shuffle_draws_each_deck_without_redeal_uniformly():
+@pytest.mark.parametrize("table", TABLES)
+def test_shuffle_draws_each_deck_without_redeal_uniformly(table):
     """A deck's chance path has probability 1 / (the decks that need no redeal)."""
-    game = load()
-    kind = DEAL_KINDS["scopa"]
-    t = kind.table_size
+    game = load(table)
+    t = DEAL_KINDS[table].table_size
     # Decks with at most two kings on the table: choose the kings' table and other positions.
     valid = sum(math.comb(t, j) * math.comb(NUM_CARDS - t, 4 - j) for j in range(3))
     log_valid = math.log(valid) + math.lgamma(5) + math.lgamma(NUM_CARDS - 4 + 1)
     for seed in range(3):
-        deck = deck_for(seed, "scopa", Rules())
+        deck = deck_for(seed, table, Rules())
         state, log_p = game.new_initial_state(), 0.0
         for card in deck:
             log_p += math.log(dict(state.chance_outcomes())[card])
