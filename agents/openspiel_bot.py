@@ -20,8 +20,10 @@ from typing import Any
 import numpy as np
 
 from agents.base import Observation, check_action
-from agents.determinize import Determinizer, InfoState
-from scopa_env.cards import NUM_CARDS, cards_of
+from agents.determinize import Determinizer
+from scopa_env.actions import PICK_OFFSET
+from scopa_env.cards import cards_of
+from scopa_env.info_state import InfoState
 from scopa_env.rules import Rules, resolve_rules
 
 
@@ -89,7 +91,7 @@ class OpenSpielISMCTSAgent:
         if info.pending is not None:
             state.apply_action(info.pending)
             for card in cards_of(info.picked):
-                state.apply_action(NUM_CARDS + card)
+                state.apply_action(PICK_OFFSET + card)
         return state
 
     def act(self, observation: Observation) -> int:

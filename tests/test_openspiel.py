@@ -13,16 +13,20 @@ pyspiel = pytest.importorskip("pyspiel")
 
 from open_spiel.python.algorithms import ismcts, mcts  # noqa: E402
 
-from agents.determinize import InfoState  # noqa: E402
-from scopa_env import scopa_v0, scopone_v0  # noqa: E402
+from evaluation.harness import play_game  # noqa: E402
+from scopa_env import scopa_v0, scopone_observation  # noqa: E402
 from scopa_env.cards import KINGS_MASK, NUM_CARDS, cards_of  # noqa: E402
-from scopa_env.engine import DEAL_KINDS, Deal, needs_redeal  # noqa: E402
+from scopa_env.engine import Deal, needs_redeal  # noqa: E402
+from scopa_env.environments import make_aec  # noqa: E402
+from scopa_env.errors import PositionError, TableError  # noqa: E402
+from scopa_env.info_state import InfoState  # noqa: E402
 from scopa_env.integrations import openspiel  # noqa: E402
 from scopa_env.observation import OBS_SIZE, OBS_SLICES  # noqa: E402
 from scopa_env.rules import PRESETS, Rules  # noqa: E402
-from training.evaluate import play_game  # noqa: E402
+from scopa_env.table_observation import layout_for  # noqa: E402
+from scopa_env.tables import TABLES as TABLE_KINDS  # noqa: E402
 
-TABLES = sorted(DEAL_KINDS)
+TABLES = sorted(TABLE_KINDS)
 KINGS = cards_of(KINGS_MASK)
 
 
@@ -36,7 +40,7 @@ def deck_for(seed: int, table: str, rules: Rules) -> list[int]:
     rng = np.random.default_rng(seed)
     while True:
         deck = rng.permutation(NUM_CARDS).tolist()
-        if not needs_redeal(DEAL_KINDS[table].table_of(deck), rules):
+        if not needs_redeal(TABLE_KINDS[table].table_of(deck), rules):
             return deck
 
 
@@ -72,8 +76,13 @@ def test_load_by_string_and_parameters():
     assert game.rules == Rules.preset("napola", target=21)
     game = pyspiel.load_game("python_scopa(capture_sum=15,fewest_cards_capture=True)")
     assert game.rules == Rules(capture_sum=15, fewest_cards_capture=True)
-    with pytest.raises(ValueError, match="unknown table"):
+    for table in TABLES:
+        game = pyspiel.load_game(f"python_scopa(table={table})")
+        assert game.num_players() == TABLE_KINDS[table].players
+    with pytest.raises(TableError, match="unknown table"):
         openspiel.ScopaGame({"table": "briscola"})
+    with pytest.raises(PositionError, match="first_player"):
+        openspiel.ScopaGame({"table": "scopa_3", "first_player": 3})
 
 
 def test_every_rule_option_is_a_parameter():
@@ -89,6 +98,11 @@ def test_utility_bounds_hold_the_best_deal():
     assert load().max_utility() == 22
     assert load("scopone_scientifico").max_utility() == 24
     assert load(rules=Rules.preset("napola")).max_utility() == 32
+    assert load().min_utility() == -22 and load("scopa_6").max_utility() == 22
+    # Three sides, 12 plays each: at best 4 + 12 over a mean of 0; at worst 0 against another
+    # two sides sharing every card's 4 points and a scopa with each of their 24 plays.
+    assert load("scopa_3").max_utility() == 16
+    assert load("scopa_3").min_utility() == -(4 + 24) / 2
 
 
 # OpenSpiel's checks -------------------------------------------------------------------------
@@ -110,7 +124,7 @@ def test_random_sim_test_variants(preset):
 def test_simulation_checks(table):
     """What OpenSpiel's games_sim_test checks on every state of random games."""
     game = load(table, Rules(capture_sum=15))  # scopa a quindici: many capture choices
-    n = game.num_players()
+    n, sides = game.num_players(), TABLE_KINDS[table].sides
     rng = np.random.default_rng(1)
 
     def check(state):
@@ -139,20 +153,39 @@ def test_simulation_checks(table):
         returns = final.returns()
         assert all(game.min_utility() <= r <= game.max_utility() for r in returns)
         assert math.isclose(sum(returns), game.utility_sum())
-        assert all(returns[p] == returns[p % 2] == -returns[1 - p % 2] for p in range(n))
+        assert all(returns[p] == returns[p % sides] for p in range(n))  # partners share
+        if sides == 2:
+            assert all(returns[p] == -returns[1 - p % 2] for p in range(n))
         assert len(final.history()) <= game.max_game_length() + NUM_CARDS
 
 
-def test_observer_has_the_named_pieces_of_the_observation():
+SLICES = {
+    "scopa": OBS_SLICES,
+    "scopone": scopone_observation.OBS_SLICES,
+    "scopone_scientifico": scopone_observation.OBS_SLICES,
+    **{t: layout_for(t).slices for t in ("scopa_3", "scopa_4", "scopa_6")},
+}
+
+
+@pytest.mark.parametrize("table", TABLES)
+def test_observer_has_the_named_pieces_of_the_observation(table):
     from open_spiel.python.observation import make_observation
 
-    game = load()
-    state = dealt(game, deck_for(0, "scopa", Rules()))
+    game = load(table)
+    kind = TABLE_KINDS[table]
+    state = dealt(game, deck_for(0, table, Rules()))
     seen = make_observation(game, pyspiel.IIGObservationType(perfect_recall=False))
     seen.set_from(state, 0)
-    assert list(seen.dict) == list(OBS_SLICES)
+    assert list(seen.dict) == list(SLICES[table])
     assert np.flatnonzero(seen.dict["hand"]).tolist() == list(state.legal_actions())
-    assert seen.dict["table"].sum() == 4 and seen.dict["unseen"].sum() == 33
+    assert seen.dict["table"].sum() == kind.table_size
+    assert seen.dict["unseen"].sum() == NUM_CARDS - kind.hand_size - kind.table_size
+    for name, piece in seen.dict.items():
+        np.testing.assert_array_equal(
+            piece, np.asarray(state.observation_tensor(0))[SLICES[table][name]]
+        )
+    if table != "scopa":
+        return
     recall = make_observation(game, pyspiel.IIGObservationType(perfect_recall=True))
     state.apply_action(state.legal_actions()[0])
     recall.set_from(state, 1)
@@ -177,7 +210,7 @@ def test_clone_is_independent():
 def test_shuffle_draws_each_deck_without_redeal_uniformly(table):
     """A deck's chance path has probability 1 / (the decks that need no redeal)."""
     game = load(table)
-    t = DEAL_KINDS[table].table_size
+    t = TABLE_KINDS[table].table_size
     # Decks with at most two kings on the table: choose the kings' table and other positions.
     valid = sum(math.comb(t, j) * math.comb(NUM_CARDS - t, 4 - j) for j in range(3))
     log_valid = math.log(valid) + math.lgamma(5) + math.lgamma(NUM_CARDS - 4 + 1)
@@ -215,11 +248,8 @@ def test_same_game_as_the_environment(table, preset):
     rng = np.random.default_rng([len(table), len(preset)])
     for seed in range(4):
         deck = deck_for(seed, table, rules)
-        first = seed % DEAL_KINDS[table].players
-        if table == "scopa":
-            env = scopa_v0.raw_env(rules=rules, episode="deal", reward="points")
-        else:
-            env = scopone_v0.raw_env(rules=rules, deal=table, episode="deal", reward="points")
+        first = seed % TABLE_KINDS[table].players
+        env = make_aec(table, rules=rules, episode="deal", reward="points")
         env.reset(options={"deck": deck, "first_player": first})
         state = dealt(load(table, rules, first), deck)
         steps = 0
@@ -235,10 +265,12 @@ def test_same_game_as_the_environment(table, preset):
             env.step(action)
             steps += 1
         assert all(env.terminations.values())
+        assert state.returns() == [env.rewards[agent] for agent in env.possible_agents]
         totals = [side.total for side in env.deal.score()]
-        assert state.returns() == [
-            float(totals[p % 2] - totals[1 - p % 2]) for p in range(state.num_players())
-        ]
+        sides = len(totals)
+        for p, utility in enumerate(state.returns()):  # my side minus the others' mean
+            mine = totals[p % sides]
+            assert math.isclose(utility, mine - (sum(totals) - mine) / (sides - 1))
         assert steps >= 36
 
 
@@ -297,8 +329,8 @@ def test_state_at_a_position():
     assert str(pyspiel.deserialize_game_and_state(text)[1]) == str(state)
     final = random_playout(state, np.random.default_rng(0))
     assert final.is_terminal()
-    with pytest.raises(ValueError):
-        load("scopone").new_state_at(deal)
+    with pytest.raises(PositionError, match="scopa_4"):
+        load("scopa_4").new_state_at(deal)
 
 
 def test_illegal_action_is_refused():
@@ -320,7 +352,7 @@ def test_illegal_action_is_refused():
 # OpenSpiel's bots --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("table", ["scopa", "scopone"])
+@pytest.mark.parametrize("table", TABLES)
 def test_openspiel_ismcts_and_mcts_play_full_games(table):
     """OpenSpiel's ISMCTS (Python: it resamples through this game) against its C++ MCTS (which
     searches the true state)."""
@@ -332,8 +364,8 @@ def test_openspiel_ismcts_and_mcts_play_full_games(table):
     perfect = pyspiel.MCTSBot(
         game, pyspiel.RandomRolloutEvaluator(1, 0), 4.0, 8, 10**6, False, 0, False
     )
-    bots = [searcher, perfect] * (n // 2)
-    for seed in range(2):
+    bots = [searcher if p % 2 == 0 else perfect for p in range(n)]
+    for seed in range(2 if n == 2 else 1):
         returns = pyspiel.evaluate_bots(game.new_initial_state(), bots, seed)
         assert len(returns) == n and math.isclose(sum(returns), 0.0)
         assert all(game.min_utility() <= r <= game.max_utility() for r in returns)

@@ -88,8 +88,9 @@ from typing import Any, NamedTuple
 import numpy as np
 import pyspiel
 
-from scopa_env import observation, scopone_observation
-from scopa_env.capture_env import NUM_ACTIONS, PICK_OFFSET, CaptureGameEnv
+from scopa_env import observation, scopone_observation, scopone_v0
+from scopa_env.actions import NUM_ACTIONS, PICK_OFFSET, describe_action
+from scopa_env.capture_env import side_rewards
 from scopa_env.captures import capture_table, consistent_sets, pickable_cards
 from scopa_env.cards import (
     ALL_CARDS_MASK,
@@ -99,9 +100,12 @@ from scopa_env.cards import (
     card_name,
     cards_of,
 )
-from scopa_env.engine import DEAL_KINDS, Deal, DealKind, needs_redeal
+from scopa_env.engine import Deal, needs_redeal
+from scopa_env.errors import EnvironmentArgumentError, IllegalMoveError, PositionError
 from scopa_env.rules import Rules
 from scopa_env.scoring import score_piles
+from scopa_env.table_observation import layout_for
+from scopa_env.tables import SCOPA, TABLES, Table, resolve_table
 
 __all__ = ["GAME_NAME", "ScopaGame", "ScopaState", "game_parameters", "rules_from_parameters"]
 
@@ -154,8 +158,8 @@ _GAME_TYPE = pyspiel.GameType(
     information=pyspiel.GameType.Information.IMPERFECT_INFORMATION,
     utility=pyspiel.GameType.Utility.ZERO_SUM,
     reward_model=pyspiel.GameType.RewardModel.TERMINAL,
-    max_num_players=max(kind.players for kind in DEAL_KINDS.values()),
-    min_num_players=min(kind.players for kind in DEAL_KINDS.values()),
+    max_num_players=max(table.players for table in TABLES.values()),
+    min_num_players=min(table.players for table in TABLES.values()),
     provides_information_state_string=True,
     provides_information_state_tensor=True,
     provides_observation_string=True,
@@ -199,11 +203,49 @@ def _names(cards: Any) -> str:
     return " ".join([_CARD_NAMES[c] for c in cards]) or "-"
 
 
+class _Layout(NamedTuple):
+    """The environment's observation layout of a table."""
+
+    #: The encoder, with the signature of ``scopa_env.observation.encode``.
+    encode: Callable[..., np.ndarray]
+    #: Name -> slice of the vector, and the names of the 40-card planes.
+    slices: dict[str, slice]
+    planes: frozenset[str]
+
+    @property
+    def size(self) -> int:
+        return max(s.stop for s in self.slices.values())
+
+
+@cache
+def _layout(table: Table) -> _Layout:
+    """The layout the environment of ``table`` observes with (``make_aec(table)``)."""
+    if table == SCOPA:
+        return _Layout(observation.encode, observation.OBS_SLICES, frozenset(observation.PLANES))
+    if table.name in scopone_v0.DEALS:
+        slices, planes = scopone_observation.OBS_SLICES, scopone_observation.PLANES
+        return _Layout(scopone_v0.raw_env._encode, slices, frozenset(planes))
+    layout = layout_for(table)
+    return _Layout(layout.encode, layout.slices, frozenset(layout.planes))
+
+
+def _utility_bounds(table: Table, rules: Rules) -> tuple[float, float]:
+    """The lowest and highest utility: a side's points minus the mean of the other sides'.
+
+    A side scores at most every card's points and a scopa with each of its plays; the other
+    sides together at most every card's points and a scopa with each of theirs.
+    """
+    plays = table.rounds * table.round_cards // table.sides  # the cards one side plays
+    cards = score_piles((ALL_CARDS_MASK, 0), (0, 0), rules)[0].total
+    others = table.sides - 1
+    return -(cards + others * plays) / others, float(cards + plays)
+
+
 class _Setup(NamedTuple):
     """What every state of one game shares."""
 
     rules: Rules
-    kind: DealKind
+    kind: Table
     first_player: int
     #: The deck positions dealt face up to the table.
     table_positions: frozenset[int]
@@ -216,28 +258,26 @@ class ScopaGame(pyspiel.Game):
 
     def __init__(self, params: dict[str, Any] | None = None) -> None:
         params = {**_PARAMETERS, **(params or {})}
-        table = params["table"]
-        if table not in DEAL_KINDS:
-            raise ValueError(f"unknown table {table!r}; choose one of {sorted(DEAL_KINDS)}")
-        kind = DEAL_KINDS[table]
+        kind = resolve_table(params["table"])
         rules = rules_from_parameters(params)
         first = params["first_player"]
         if not 0 <= first < kind.players:
-            raise ValueError(f"first_player must be a seat 0..{kind.players - 1}, got {first}")
-        plays_per_side = kind.rounds * kind.round_cards // 2
-        best = score_piles((ALL_CARDS_MASK, 0), (plays_per_side, 0), rules)[0].total
+            raise PositionError(
+                f"first_player must be a seat 0..{kind.players - 1} of {kind.name}, got {first}"
+            )
+        low, high = _utility_bounds(kind, rules)
         info = pyspiel.GameInfo(
             num_distinct_actions=NUM_ACTIONS,
             max_chance_outcomes=NUM_CARDS,
             num_players=kind.players,
-            min_utility=-float(best),
-            max_utility=float(best),
+            min_utility=low,
+            max_utility=high,
             utility_sum=0.0,
             max_game_length=MAX_DECISIONS,
         )
         super().__init__(_GAME_TYPE, info, params)
         self.rules: Rules = rules
-        self.kind: DealKind = kind
+        self.kind: Table = kind
         owners = _owners(kind.name, first)
         self.setup = _Setup(
             rules,
@@ -258,7 +298,7 @@ class ScopaGame(pyspiel.Game):
         (other hands, the stock) anew.
         """
         if deal.kind != self.kind or deal.rules != self.rules:
-            raise ValueError(
+            raise PositionError(
                 f"the deal is {deal.kind.name} with {deal.rules}; the game needs "
                 f"{self.kind.name} with {self.rules}"
             )
@@ -273,12 +313,16 @@ class ScopaGame(pyspiel.Game):
         self, iig_obs_type: pyspiel.IIGObservationType | None = None, params: Any = None
     ) -> ScopaObserver:
         if params:
-            raise ValueError(f"observation parameters are not supported; got {params}")
+            raise EnvironmentArgumentError(
+                f"observation parameters are not supported; got {params}"
+            )
         iig_obs_type = iig_obs_type or pyspiel.IIGObservationType(perfect_recall=False)
         if not iig_obs_type.public_info or (
             iig_obs_type.private_info != pyspiel.PrivateInfoType.SINGLE_PLAYER
         ):
-            raise ValueError("only a player's own observation (public and private) is supported")
+            raise EnvironmentArgumentError(
+                "only a player's own observation (public and private) is supported"
+            )
         return ScopaObserver(self.kind, iig_obs_type.perfect_recall)
 
 
@@ -419,12 +463,12 @@ class ScopaState(pyspiel.State):
         if deal is None:
             deck = pos.deck
             if not 0 <= action < NUM_CARDS or action in deck:
-                raise ValueError(f"chance outcome {action} is not a card left to draw")
+                raise PositionError(f"chance outcome {action} is not a card left to draw")
             deck.append(action)
             if len(deck) == NUM_CARDS:
                 setup = pos.setup
                 if needs_redeal(setup.kind.table_of(deck), setup.rules):
-                    raise ValueError("the deck deals a table the rules deal again")
+                    raise PositionError("the deck deals a table the rules deal again")
                 pos.begin(Deal.from_deck(deck, setup.first_player, setup.rules, setup.kind), deck)
             return
         if pos.pending is None:
@@ -435,7 +479,9 @@ class ScopaState(pyspiel.State):
             pick = action - PICK_OFFSET
             legal = 0 <= pick < NUM_CARDS and pickable_cards(pos.options, pos.picked) >> pick & 1
         if not legal:
-            raise ValueError(f"action {action} ({self._action_to_string(0, action)}) is illegal")
+            raise IllegalMoveError(
+                f"action {action} ({self._action_to_string(0, action)}) is illegal"
+            )
         pos.history.append((deal.current_player, action, _round(deal)))
         if pos.pending is None:
             options = capture_table(pos.setup.rules)(deal.masks["table"], _VALUE[action])
@@ -456,16 +502,17 @@ class ScopaState(pyspiel.State):
     def _action_to_string(self, player: int, action: int) -> str:
         if player == pyspiel.PlayerId.CHANCE:
             return f"deal {card_name(action)}"
-        return CaptureGameEnv.describe_action(action)
+        return describe_action(action)
 
     def returns(self) -> list[float]:
-        """Each player's side's points in the deal minus the other side's (0 until the end)."""
+        """Each player's side's points in the deal minus the mean of the other sides' (the
+        environments' ``reward="points"``; 0 until the end)."""
         deal = self._pos.deal
-        players = self._pos.setup.kind.players
+        kind = self._pos.setup.kind
         if deal is None or not deal.is_over:
-            return [0.0] * players
-        totals = [side.total for side in deal.score()]
-        return [float(totals[p % 2] - totals[1 - p % 2]) for p in range(players)]
+            return [0.0] * kind.players
+        by_side = side_rewards([side.total for side in deal.score()])
+        return [by_side[kind.side_of(p)] for p in range(kind.players)]
 
     def resample_from_infostate(
         self, player_id: int, probability_sampler: Callable[[], float] | None = None
@@ -561,12 +608,18 @@ class ScopaState(pyspiel.State):
             "target": pos.setup.rules.target,
             "out": out,
         }
-        hands, table, piles, played = (masks[k] for k in ("hands", "table", "piles", "played"))
-        after = (deal.scope, deal.last_capturer, deal.dealer, player)
-        if pos.setup.kind.players == 2:
-            observation.encode(hands, table, piles, played, len(deal.stock), *after, **extra)
-        else:
-            scopone_observation.encode(hands, table, piles, played, *after, **extra)
+        _layout(pos.setup.kind).encode(
+            masks["hands"],
+            masks["table"],
+            masks["piles"],
+            masks["played"],
+            len(deal.stock),
+            deal.scope,
+            deal.last_capturer,
+            deal.dealer,
+            player,
+            **extra,
+        )
 
     def _information_state(self, player: int) -> str:
         """What the player has seen: the position play started from, every action since, and
@@ -590,11 +643,11 @@ class ScopaObserver:
     """OpenSpiel's Python observer: the environment's observation vector, one named piece per
     feature, plus (for perfect recall) the one-hot actions so far."""
 
-    def __init__(self, kind: DealKind, perfect_recall: bool) -> None:
-        layout = observation if kind.players == 2 else scopone_observation
-        self._size = layout.OBS_SIZE
-        self._slices = layout.OBS_SLICES
-        self._planes = set(layout.PLANES)
+    def __init__(self, kind: Table, perfect_recall: bool) -> None:
+        layout = _layout(kind)
+        self._size = layout.size
+        self._slices = layout.slices
+        self._planes = layout.planes
         self.perfect_recall = perfect_recall
         total = self._size + (MAX_DECISIONS * NUM_ACTIONS if perfect_recall else 0)
         self.tensor = np.zeros(total, np.float32)
