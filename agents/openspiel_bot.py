@@ -9,8 +9,9 @@ drawing a fresh deal for every simulation through the game's ``resample_from_inf
 seeded sampler, so games are reproducible), with OpenSpiel's random rollouts to the end of the
 deal. Scores are the deal's point difference, as for the project's ``ismcts``.
 
-Two-player Scopa only (the determinizer deals two-player positions). Needs ``open-spiel`` (the
-``bench`` extra), imported when the player is built.
+Two-player Scopa only (the determinizer deals two-player positions; another table's observation
+is a ``PlayerError``). Needs ``open-spiel`` (the ``bench`` extra), imported when the player is
+built.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from agents.base import Observation, check_action
 from agents.determinize import Determinizer
 from scopa_env.actions import PICK_OFFSET
 from scopa_env.cards import cards_of
+from scopa_env.errors import PlayerError
 from scopa_env.info_state import InfoState
 from scopa_env.rules import Rules, resolve_rules
 
@@ -99,6 +101,11 @@ class OpenSpielISMCTSAgent:
         if len(legal) == 1:
             return int(legal[0])
         info = InfoState.from_observation(observation["observation"])
+        if info.other_hands:
+            raise PlayerError(
+                f"{self.name} plays two-player Scopa only (its determinizer deals two hands); "
+                f"this observation is of a table of {len(info.other_hands) + 1} seats"
+            )
         action = int(self.bot.step(self.state(info)))
         check_action(observation, action, self.rules)
         return action

@@ -18,7 +18,7 @@ from scopa_env import scopa_v0, scopone_observation  # noqa: E402
 from scopa_env.cards import KINGS_MASK, NUM_CARDS, cards_of  # noqa: E402
 from scopa_env.engine import Deal, needs_redeal  # noqa: E402
 from scopa_env.environments import make_aec  # noqa: E402
-from scopa_env.errors import PositionError, TableError  # noqa: E402
+from scopa_env.errors import PlayerError, PositionError, TableError  # noqa: E402
 from scopa_env.info_state import InfoState  # noqa: E402
 from scopa_env.integrations import openspiel  # noqa: E402
 from scopa_env.observation import OBS_SIZE, OBS_SLICES  # noqa: E402
@@ -184,8 +184,6 @@ def test_observer_has_the_named_pieces_of_the_observation(table):
         np.testing.assert_array_equal(
             piece, np.asarray(state.observation_tensor(0))[SLICES[table][name]]
         )
-    if table != "scopa":
-        return
     recall = make_observation(game, pyspiel.IIGObservationType(perfect_recall=True))
     state.apply_action(state.legal_actions()[0])
     recall.set_from(state, 1)
@@ -298,9 +296,11 @@ def test_resample_keeps_what_the_player_knows(table):
         assert len(others) > 1  # the hidden cards are dealt anew
 
 
-def test_resample_deals_the_hidden_cards_uniformly():
-    """Each unseen card lands in the opponent's hand of three as often as any other."""
-    state = dealt(load(), deck_for(8, "scopa", Rules()))
+@pytest.mark.parametrize("table", TABLES)
+def test_resample_deals_the_hidden_cards_uniformly(table):
+    """Each unseen card lands in the next seat's hand as often as any other."""
+    kind = TABLE_KINDS[table]
+    state = dealt(load(table), deck_for(8, table, Rules()))
     sampler = pyspiel.UniformProbabilitySampler(3, 0.0, 1.0)
     samples = 660
     counts = np.zeros(NUM_CARDS)
@@ -308,9 +308,10 @@ def test_resample_deals_the_hidden_cards_uniformly():
         sample = state.resample_from_infostate(0, sampler)
         counts[list(sample._pos.deal.hands[1])] += 1
     unseen = np.flatnonzero(counts)
-    assert len(unseen) == NUM_CARDS - 3 - 4
-    expected = samples * 3 / len(unseen)
-    spread = np.sqrt(expected * (1 - 3 / len(unseen)))
+    assert len(unseen) == NUM_CARDS - kind.hand_size - kind.table_size
+    share = kind.hand_size / len(unseen)
+    expected = samples * share
+    spread = np.sqrt(expected * (1 - share))
     assert np.all(np.abs(counts[unseen] - expected) < 4.5 * spread)
 
 
@@ -412,3 +413,14 @@ def test_openspiel_player_plays_reproducible_deals():
         results.append((env.match.scores, plays))
     assert results[0] == results[1]
     assert sum(results[0][1]) == 36
+
+
+@pytest.mark.parametrize("table", ["scopa_3", "scopone"])
+def test_openspiel_player_refuses_other_tables(table):
+    from agents import make_agent
+
+    env = make_aec(table)
+    env.reset(seed=0)
+    player = make_agent("openspiel-ismcts", simulations=2)
+    with pytest.raises(PlayerError, match="two-player Scopa only"):
+        player.act(env.observe(env.agent_selection))

@@ -1,4 +1,4 @@
-"""Scopa and Scopone as an OpenSpiel game, ``python_scopa``.
+"""Scopa and Scopone at every table as an OpenSpiel game, ``python_scopa``.
 
 Importing this module registers the game with ``pyspiel``::
 
@@ -6,6 +6,7 @@ Importing this module registers the game with ``pyspiel``::
     import scopa_env.integrations.openspiel  # noqa: F401  (registers python_scopa)
 
     game = pyspiel.load_game("python_scopa(table=scopone)")
+    game = pyspiel.load_game("python_scopa(table=scopa_3)")
     game = pyspiel.load_game("python_scopa", {"preset": "napola", "target": 21})
 
 The rules are the engine's (``scopa_env.engine.Deal``): this module only translates between
@@ -15,9 +16,10 @@ Parameters
 ----------
 
 ``table``
-    a deal kind of the engine, any key of ``scopa_env.engine.DEAL_KINDS`` (``"scopa"`` for two
-    players, ``"scopone"`` and ``"scopone_scientifico"`` for four in partnerships); default
-    ``"scopa"``.
+    a table of ``scopa_env.tables.TABLES`` (RULES.md section 8): ``scopa`` (two players),
+    ``scopa_3`` (three, each for themselves), ``scopa_4`` and ``scopa_6`` (two partnerships),
+    ``scopone`` and ``scopone_scientifico`` (four in two partnerships); default ``"scopa"``.
+    Seat ``s`` plays for side ``s % sides``.
 ``preset``
     a rules preset (``scopa_env.rules.PRESETS``); default ``"scopa"``.
 every field of ``scopa_env.rules.Rules``
@@ -33,10 +35,13 @@ The game
 --------
 
 One episode is **one deal**. Each player's utility is its side's points in the deal minus the
-other side's (a side is a player in Scopa, a partnership, seats ``p % 2``, in Scopone), so the
-utilities sum to zero and partners receive the same. ``min_utility`` and ``max_utility`` are
-the points of a side that takes every card and scores a scopa with each of its plays. The match
-to the target is not modelled; ``target`` only feeds the observation.
+mean of the other sides' points, the environments' ``reward="points"``
+(``scopa_env.capture_env.side_rewards`` of ``Deal.score()``): the utilities sum to zero,
+partners receive the same, and with two sides it is the point difference. ``max_utility`` is
+the points of a side that takes every card and scores a scopa with each of its plays;
+``min_utility`` that of a side that scores nothing while the others share every card's points
+and a scopa with each of their plays (with two sides, ``-max_utility``; ``scopa_3``: 16 and
+-14). The match to the target is not modelled; ``target`` only feeds the observation.
 
 The shuffle is explicit chance: the first 40 nodes each put one card into the next position of
 the deck order (40 outcomes, then 39, ... 1: 40! chance paths), and the completed order is dealt
@@ -45,31 +50,44 @@ again (``needs_redeal``) is never drawn: each chance node gives every card its e
 probability under the uniform distribution over the decks that need no redeal, which is what
 ``Deal.new``'s reshuffling draws from.
 
-Actions are those of ``scopa_v0`` and ``scopone_v0`` (80): ``c`` plays card ``c``; when that card
-has several legal captures the same player then takes table cards one at a time with actions
-``40 + c`` until the capture is determined. Every player action is public (cards are played face
-up and the cards taken are seen).
+Actions are those of the environments (``scopa_env.actions``, 80): ``c`` plays card ``c``; when
+that card has several legal captures the same player then takes table cards one at a time with
+actions ``PICK_OFFSET + c`` (40 + c) until the capture is determined. Every player action is
+public (cards are played face up and the cards taken are seen).
 
 Observations
 ------------
 
-The observation tensor is the environment's observation vector (``scopa_env.observation`` for
-two players, ``scopa_env.scopone_observation`` for four; the match score is 0), one named piece
-per feature, so ``state.observation_tensor(p)`` equals ``env.observe(agent)["observation"]`` of
-the environment at the same position. The information-state tensor adds an ``actions`` piece:
-one one-hot row of 80 per player action so far. Both strings name what the player knows: the
-information-state string the player's cards and the table as dealt, then every action since,
-then the player's hand (perfect recall); the observation string the tensor's pieces.
+The observation tensor is the vector of the table's environment (``make_aec(table)``, the match
+score 0): ``scopa_env.observation`` for ``scopa``, ``scopa_env.scopone_observation`` for the two
+Scopone tables and ``scopa_env.table_observation.layout_for(table)`` for ``scopa_3``,
+``scopa_4`` and ``scopa_6``. The observer's named pieces are that layout's slices, so
+``state.observation_tensor(p)`` equals ``env.observe(agent)["observation"]`` of the environment
+at the same position and ``InfoState.from_observation`` decodes it. The information-state tensor
+adds an ``actions`` piece: one one-hot row of 80 per player action so far. Both strings name
+what the player knows: the information-state string the player's cards and the table as dealt,
+then every action since, then the player's hand (perfect recall); the observation string the
+tensor's pieces.
 
 ``state.resample_from_infostate(player, sampler)`` deals the cards the player has not seen
 uniformly at random among the deals consistent with what it has seen (its own cards, the table,
-every card played and by whom, in which round), which is what OpenSpiel's ``ISMCTSBot`` needs:
-the Python one, ``open_spiel.python.algorithms.ismcts.ISMCTSBot``; the C++ ``pyspiel.ISMCTSBot``
-cannot call a Python game's resampling. Bots that search the true state, such as
-``pyspiel.MCTSBot``, play the game as it is.
+every card played and by whom, in which round), at every table, which is what OpenSpiel's
+``ISMCTSBot`` needs: the Python one, ``open_spiel.python.algorithms.ismcts.ISMCTSBot``; the C++
+``pyspiel.ISMCTSBot`` cannot call a Python game's resampling. Bots that search the true state,
+such as ``pyspiel.MCTSBot``, play the game as it is.
 
 ``ScopaGame.new_state_at(deal)`` starts a state at any engine position, with no chance nodes:
-players that know only a position (``agents.openspiel_bot``) search from there.
+players that know only a position (``agents.openspiel_bot``, two-player Scopa, as its
+``Determinizer``) search from there.
+
+Tested in ``tests/test_openspiel.py`` at every table: ``pyspiel.random_sim_test`` with
+serialization, the checks of OpenSpiel's simulation tests on every state, the shuffle's exact
+probabilities, move-for-move equality (actions, observations, utilities) with ``make_aec``,
+resampling, and full games of ``ISMCTSBot`` against ``pyspiel.MCTSBot``.
+
+Bad input raises the errors of ``scopa_env.errors``: ``TableError`` for an unknown table,
+``PositionError`` for a bad ``first_player``, chance outcome or position, ``IllegalMoveError``
+for an illegal action (all are ``ValueError``).
 
 Serialization is OpenSpiel's for Python games: ``state.serialize()`` holds the action history
 and the pickled state, and ``pyspiel.deserialize_game_and_state`` rebuilds both from the game
