@@ -23,6 +23,7 @@ from agents.base import Agent, RuleAgent, reset_agent
 from agents.greedy import GreedyAgent
 from agents.heuristic import HeuristicAgent
 from agents.ismcts import ISMCTSAgent
+from agents.openspiel_bot import OpenSpielISMCTSAgent
 from agents.policy import PRETRAINED_CHECKPOINT, PolicyAgent
 from agents.random_agent import RandomAgent
 from scopa_env.errors import CheckpointNotFoundError, PlayerError, ScopaError, UnknownPlayerError
@@ -32,6 +33,7 @@ AGENTS: dict[str, type] = {
     "greedy": GreedyAgent,
     "heuristic": HeuristicAgent,
     "ismcts": ISMCTSAgent,
+    "openspiel-ismcts": OpenSpielISMCTSAgent,
 }
 
 
@@ -109,6 +111,7 @@ __all__ = [
     "GreedyAgent",
     "HeuristicAgent",
     "ISMCTSAgent",
+    "OpenSpielISMCTSAgent",
     "PolicyAgent",
     "RandomAgent",
     "RuleAgent",

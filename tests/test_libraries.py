@@ -53,6 +53,7 @@ TESTED = {
     "Tianshou",
     "TorchRL",
     "SuperSuit",
+    "OpenSpiel",
 }
 ROOT = DOC.parents[1]
 
@@ -304,3 +305,16 @@ def test_supersuit_recipe() -> None:
         if not waiting:
             raw = game.unwrapped.observe(games.agent_selection)
             np.testing.assert_array_equal(ns["mask_of"](row), raw["action_mask"])
+
+
+# OpenSpiel --------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_openspiel_recipe() -> None:
+    pytest.importorskip("pyspiel", reason="OpenSpiel comes with the bench extra")
+    ns = run_recipe("OpenSpiel")
+    returns, game = ns["returns"], ns["game"]
+    assert game.num_players() == 3 and len(returns) == 3
+    assert abs(sum(returns)) < 1e-9
+    assert all(game.min_utility() <= r <= game.max_utility() for r in returns)
