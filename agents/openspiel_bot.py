@@ -22,10 +22,10 @@ import numpy as np
 
 from agents.base import Observation, check_action
 from agents.determinize import Determinizer
+from agents.seats import SeatView
 from scopa_env.actions import PICK_OFFSET
 from scopa_env.cards import cards_of
 from scopa_env.errors import PlayerError
-from scopa_env.info_state import InfoState
 from scopa_env.rules import Rules, resolve_rules
 
 
@@ -87,9 +87,10 @@ class OpenSpielISMCTSAgent:
         )
         self.bot.set_resampler(lambda state, player: state.resample_from_infostate(player, sampler))
 
-    def state(self, info: InfoState) -> Any:
-        """A ``python_scopa`` state consistent with the information state (the player: 0)."""
-        state = self.game.new_state_at(Determinizer(info, self.rules).sample(self.rng))
+    def state(self, view: SeatView) -> Any:
+        """A ``python_scopa`` state consistent with what the player knows (the player: 0)."""
+        info = view.info
+        state = self.game.new_state_at(Determinizer(view, self.rules).sample(self.rng))
         if info.pending is not None:
             state.apply_action(info.pending)
             for card in cards_of(info.picked):
@@ -100,13 +101,13 @@ class OpenSpielISMCTSAgent:
         legal = np.flatnonzero(observation["action_mask"])
         if len(legal) == 1:
             return int(legal[0])
-        info = InfoState.from_observation(observation["observation"])
-        if info.other_hands:
+        view = SeatView.from_observation(observation["observation"])
+        if view.table.players != 2:
             raise PlayerError(
-                f"{self.name} plays two-player Scopa only (its determinizer deals two hands); "
-                f"this observation is of a table of {len(info.other_hands) + 1} seats"
+                f"{self.name} plays two-player Scopa only (its game is built for two seats); "
+                f"this observation is of a table of {view.table.players} seats"
             )
-        action = int(self.bot.step(self.state(info)))
+        action = int(self.bot.step(self.state(view)))
         check_action(observation, action, self.rules)
         return action
 

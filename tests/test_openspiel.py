@@ -9,6 +9,8 @@ import math
 import numpy as np
 import pytest
 
+from agents.seats import SeatView
+
 pyspiel = pytest.importorskip("pyspiel")
 
 from open_spiel.python.algorithms import ismcts, mcts  # noqa: E402
@@ -19,7 +21,6 @@ from scopa_env.cards import KINGS_MASK, NUM_CARDS, cards_of  # noqa: E402
 from scopa_env.engine import Deal, needs_redeal  # noqa: E402
 from scopa_env.environments import make_aec  # noqa: E402
 from scopa_env.errors import PlayerError, PositionError, TableError  # noqa: E402
-from scopa_env.info_state import InfoState  # noqa: E402
 from scopa_env.integrations import openspiel  # noqa: E402
 from scopa_env.observation import OBS_SIZE, OBS_SLICES  # noqa: E402
 from scopa_env.rules import PRESETS, Rules  # noqa: E402
@@ -390,7 +391,7 @@ def test_openspiel_player_rebuilds_its_observation():
     picks = 0
     while not all(env.terminations.values()):
         observation = env.observe(env.agent_selection)
-        state = player.state(InfoState.from_observation(observation["observation"]))
+        state = player.state(SeatView.from_observation(observation["observation"]))
         assert state.current_player() == 0
         assert state.legal_actions() == env.legal_actions()
         np.testing.assert_array_equal(
