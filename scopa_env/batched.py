@@ -74,6 +74,7 @@ from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
+from scopa_env import scopone_observation
 from scopa_env.actions import NUM_ACTIONS
 from scopa_env.batched_tables import (
     BEST_PRIMIERA_LUT,
@@ -96,7 +97,6 @@ from scopa_env.batched_tables import (
     spread,
 )
 from scopa_env.cards import ALL_CARDS_MASK, COINS_MASK, KINGS_MASK, NUM_CARDS
-from scopa_env import scopone_observation
 from scopa_env.engine import IllegalMoveError
 from scopa_env.observation import (
     HAND_SCALE,
@@ -936,10 +936,7 @@ class BatchedScopa:
         played = [played_.take(r) for r in rows]
         unseen = _ALL & ~(mine | s.table | np.bitwise_or.reduce(s.pile, axis=0))
         scopone = self._kind == "scopone"
-        if scopone:
-            captures = [piles[0] | piles[2], piles[1] | piles[3]]
-        else:
-            captures = piles
+        captures = [piles[0] | piles[2], piles[1] | piles[3]] if scopone else piles
         planes = [mine & ~pend, s.table, *captures, *played, unseen, pend, s.picked]
         if legal is not None:
             planes += legal
