@@ -24,6 +24,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"comma-separated batch sizes (default {','.join(map(str, BATCH_SIZES))})",
     )  # fmt: skip
     parser.add_argument("--rules", default="scopa", help="rules preset for our engines")
+    parser.add_argument(
+        "--tables", type=lambda s: tuple(s.split(",")), default=None,
+        help="comma-separated tables measured beside two-player Scopa (default every table)",
+    )  # fmt: skip
     parser.add_argument("--no-pin", action="store_true", help="do not pin to one CPU core")
     parser.add_argument("--seed", type=int, default=0)
 
@@ -36,6 +40,7 @@ def run(args: argparse.Namespace) -> int:
         seconds=args.seconds or (0.3 if args.quick else 2.0),
         sizes=args.batch_sizes or (QUICK_BATCH_SIZES if args.quick else BATCH_SIZES),
         pin=not args.no_pin,
+        tables=args.tables,
     )
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "bench.json").write_text(json.dumps(result, indent=2) + "\n")
