@@ -50,11 +50,14 @@ winning side, -1 for a tied single deal), each with its ``_key`` mask.
 
 Output arrays are buffers that the next ``step`` or ``reset`` overwrites: copy what you keep.
 
-    engine = BatchedScopa(4096, "scopa", seed=0)
+    engine = BatchedScopa(4096, seed=0)           # two-player Scopa, default rules
     obs, mask, _ = engine.reset()
     while training:
         step = engine.step(policy(obs, mask))     # or engine.sample_actions()
         obs, mask = step.obs, step.mask           # step.player: who acts next in each game
+
+    four = BatchedScopa(4096, "scopa_d_assi", table="scopa_4", episode="deal", reward="points")
+    four.obs_size                                 # 546: table_observation.LAYOUTS["scopa_4"]
 
 ``step_games(games, actions)`` advances only some games (e.g. the opponent's turns in a
 learner-centric environment). Observations are built by packing the card planes and the mask
@@ -110,6 +113,7 @@ from scopa_env.observation import (
     TARGET_SCALE,
 )
 from scopa_env.rules import Rules, resolve_rules
+from scopa_env.scopone_v0 import DEALS as SCOPONE_DEALS
 from scopa_env.table_observation import TABLE_NAMES, layout_for
 from scopa_env.tables import SCOPA, Table, resolve_table
 
@@ -327,7 +331,7 @@ class BatchedScopa:
         self._dealt = t.round_cards + t.table_size  # the stock index after the first deal
         #: The layout of the observation: "scopa", "seats" (``table_observation``) or "scopone".
         self._kind = "scopa" if t == SCOPA else "seats" if t.name in TABLE_NAMES else "scopone"
-        if t != SCOPA and t.name not in TABLE_NAMES and t.players != 4:
+        if self._kind == "scopone" and t.name not in SCOPONE_DEALS:
             raise ValueError(f"no observation layout for the table {t.name!r}")
         self.episode = episode
         self.reward = reward
@@ -891,7 +895,7 @@ class BatchedScopa:
         ]
         if legal is not None:
             planes += legal
-        scalars = np.empty((_NUM_SCALARS, n), np.float32)
+        scalars = _scalar_rows(_NUM_SCALARS, n)
         choosing = s.pending != NO_CARD
         scalars[0] = ~choosing
         scalars[1] = choosing
@@ -941,7 +945,7 @@ class BatchedScopa:
         if legal is not None:
             planes += legal
         width = self._num_planes * NUM_CARDS
-        scalars = np.empty((self.obs_size - width, k), np.float32)
+        scalars = _scalar_rows(self.obs_size - width, k)
         choosing = s.pending != NO_CARD
         scalars[0] = ~choosing
         scalars[1] = choosing
@@ -990,6 +994,13 @@ def _seat_rows(player: np.ndarray, offset: int, seats: int) -> np.ndarray:
     game (column)."""
     k = player.shape[0]
     return ((player.astype(np.intp) + offset) % seats) * k + np.arange(k)
+
+
+def _scalar_rows(rows: int, n: int) -> np.ndarray:
+    """``(rows, n)`` float32 for the scalar features, each row padded off a power-of-two
+    stride: the transposed copy into the observations then reads rows that do not share
+    cache sets."""
+    return np.empty((rows, n + 16), np.float32)[:, :n]
 
 
 def _write_obs(

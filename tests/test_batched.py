@@ -319,6 +319,27 @@ def test_reset_with_decks_deals_like_from_deck() -> None:
         assert batch.player[g] == firsts[g]
 
 
+@pytest.mark.parametrize("table", TABLE_NAMES)
+def test_reset_with_decks_deals_like_the_aec_options(table: str) -> None:
+    """``reset(decks, first_players)`` is the AEC ``options={"deck", "first_player"}``."""
+    kind = TABLES[table]
+    rng = np.random.default_rng(0)
+    decks = np.array([rng.permutation(40) for _ in range(6)])
+    firsts = np.arange(6) % kind.players
+    batch = BatchedScopa(6, table=table)
+    obs, mask, _ = batch.reset(decks=decks, first_players=firsts)
+    assert obs.shape == (6, batch.obs_size)
+    for g in range(6):
+        env = make_aec(kind)
+        env.reset(options={"deck": decks[g].tolist(), "first_player": int(firsts[g])})
+        expected = env.observe(env.agent_selection)
+        assert seat_of(env.agent_selection) == batch.player[g] == firsts[g]
+        np.testing.assert_array_equal(obs[g], expected["observation"])
+        np.testing.assert_array_equal(mask[g], expected["action_mask"])
+    with pytest.raises(ValueError, match="first_players"):
+        batch.reset(decks=decks, first_players=kind.players)
+
+
 def test_step_games_equals_full_steps() -> None:
     """Stepping in two halves changes nothing when each game's decks are its own."""
     rules = Rules()
