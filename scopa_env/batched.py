@@ -478,6 +478,12 @@ class BatchedScopa:
         rebuilt from it."""
         if len(state) != self.num_games:
             raise ValueError(f"state holds {len(state)} games, the batch {self.num_games}")
+        if state.hand.shape[0] != self._players or state.score.shape[0] != self._sides:
+            raise ValueError(
+                f"state has {state.hand.shape[0]} seats and {state.score.shape[0]} sides, the "
+                f"table {self.table.name} {self._players} and {self._sides} "
+                "(BatchState.zeros(n, players, sides))"
+            )
         if (state.pending != NO_CARD).any() or state.picked.any():
             raise ValueError("set_state needs every game in the play phase (no pending capture)")
         self.state = state.take(self._games)

@@ -411,9 +411,19 @@ def test_illegal_actions_raise_and_change_nothing() -> None:
         batch.step(actions[:3])
 
 
-def test_state_fits_in_a_kilobyte_per_game() -> None:
-    batch = BatchedScopa(100)
+@pytest.mark.parametrize("table", TABLE_NAMES)
+def test_state_fits_in_a_kilobyte_per_game(table: str) -> None:
+    batch = BatchedScopa(100, table=table)
     assert batch.state_bytes_per_game <= 1024
+
+
+def test_set_state_refuses_a_state_of_another_table() -> None:
+    batch = BatchedScopa(4, table="scopa_3", seed=0)
+    batch.reset()
+    before = batch.state.take(np.arange(4))
+    with pytest.raises(ValueError, match="3 and 3"):
+        batch.set_state(BatchState.zeros(4))
+    np.testing.assert_array_equal(batch.state.hand, before.hand)
 
 
 def test_random_legal_actions_are_uniform() -> None:
