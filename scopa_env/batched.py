@@ -340,6 +340,11 @@ class BatchedScopa:
         self.check_actions = check_actions
         self.state = BatchState.zeros(num_games, t.players, t.sides)
         self._next_seat = np.array([(p + 1) % t.players for p in range(t.players)], np.int8)
+        #: ``[seats][offset][seat]``: ``(seat + offset) % seats``, for seats and for sides.
+        self._rotation = {
+            m: np.array([[(p + o) % m for p in range(t.players)] for o in range(m)], np.intp)
+            for m in (t.players, t.sides)
+        }
         self._patterns: tuple[PatternRow, ...] = pattern_rows(self.rules.capture_sum)
         self._padded = _padded_patterns(self._patterns)
         self._columns = [
@@ -852,7 +857,7 @@ class BatchedScopa:
             mine = h0 ^ ((h0 ^ h1) & swap)
         else:
             swap = None
-            mine = s.hand.reshape(-1).take(_seat_rows(player, 0, self._players))
+            mine = s.hand.reshape(-1).take(self._seat_rows(player, 0, self._players))
         play = np.where(s.pending == NO_CARD, mine, _ZERO)
         np.bitwise_or(play, pickable, out=out.legal)
         self._encode_obs(s, player, out.obs, swap, mine, (play, pickable), out.mask)
@@ -922,6 +927,13 @@ class BatchedScopa:
         scalars[12] = relative >= NOBODY
         _write_obs(_pack_planes(planes), scalars, NUM_PLANES * NUM_CARDS, obs, mask)
 
+    def _seat_rows(self, player: np.ndarray, offset: int, seats: int) -> np.ndarray:
+        """Flat indices into a ``(seats, k)`` array (seats or sides) of the row
+        ``(player + offset) % seats`` of each game (column)."""
+        k = player.shape[0]
+        columns = self._games if k == self.num_games else np.arange(k)
+        return self._rotation[seats][offset].take(player) * k + columns
+
     def _encode_seats(
         self,
         s: BatchState,
@@ -936,7 +948,7 @@ class BatchedScopa:
         from ``player`` (row ``(player + offset) % P`` of each ``(P, N)`` array)."""
         n, sides = self._players, self._sides
         k = player.shape[0]
-        rows = [_seat_rows(player, offset, n) for offset in range(n)]
+        rows = [self._seat_rows(player, offset, n) for offset in range(n)]
         hands, piles_, played_ = (a.reshape(-1) for a in (s.hand, s.pile, s.played))
         scope_ = s.scope.reshape(-1)
         if mine is None:
@@ -974,7 +986,7 @@ class BatchedScopa:
                 row += 1
         score = np.minimum(s.score, self._match_lut.shape[0] - 1).reshape(-1)
         for offset in range(sides):  # my side, then the sides after me in seat order
-            scalars[row] = self._match_lut.take(score.take(_seat_rows(player, offset, sides)))
+            scalars[row] = self._match_lut.take(score.take(self._seat_rows(player, offset, sides)))
             row += 1
         scalars[row] = self._target
         row += 1
@@ -993,13 +1005,6 @@ class BatchedScopa:
             scalars[row] = value
             row += 1
         _write_obs(_pack_planes(planes), scalars, width, obs, mask)
-
-
-def _seat_rows(player: np.ndarray, offset: int, seats: int) -> np.ndarray:
-    """Flat indices into a ``(seats, k)`` array of the row ``(player + offset) % seats`` of each
-    game (column)."""
-    k = player.shape[0]
-    return ((player.astype(np.intp) + offset) % seats) * k + np.arange(k)
 
 
 def _scalar_rows(rows: int, n: int) -> np.ndarray:
