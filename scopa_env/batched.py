@@ -739,14 +739,21 @@ class BatchedScopa:
         table ^= np.where(trailed, bit, gain & ~bit)
         table_vm ^= np.where(trailed, VM_BIT.take(card), np.where(captured, res_vm, _ZERO))
         s.last = np.where(captured, cur, s.last)
-        hands_empty = np.bitwise_or.reduce(s.hand, axis=0) == 0
+        two = self._players == 2  # two seats: cheaper forms of the same updates
+        hands = s.hand[0] | s.hand[1] if two else np.bitwise_or.reduce(s.hand, axis=0)
+        hands_empty = hands == 0
         swept = captured & (table == 0)
         if not rules.last_play_scopa:  # the deal's last play
             swept &= ~(hands_empty & (s.pos >= NUM_CARDS))
         if sweep is not None and not rules.ace_sweep_scopa:
             swept &= ~sweep
-        for seat in range(self._players):
-            s.scope[seat] += swept & (cur == seat)
+        if two:
+            p1 = cur.view(bool)
+            s.scope[0] += swept & ~p1
+            s.scope[1] += swept & p1
+        else:
+            for seat in range(self._players):
+                s.scope[seat] += swept & (cur == seat)
         # The capture choices: few games, so updated by index.
         pickable = np.zeros_like(res)
         if picks.shape[0]:
@@ -760,7 +767,11 @@ class BatchedScopa:
             if picked is not None and picked_vm is not None:
                 s.picked[waiting] = picked[waiting]
                 s.picked_vm[waiting] = picked_vm[waiting]
-        s.cur = np.where(resolved & ~hands_empty, self._next_seat.take(cur), cur)
+        passes = resolved & ~hands_empty
+        if two:
+            s.cur = cur ^ passes.view(np.int8)
+        else:
+            s.cur = np.where(passes, self._next_seat.take(cur), cur)
         over = resolved & hands_empty
         if over.any():
             stock_empty = s.pos >= NUM_CARDS
