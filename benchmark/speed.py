@@ -12,6 +12,8 @@ aec         a random masked-action AEC loop (``last``, mask,         >= 3x ``con
             ``step``) over ``scopa_v0.env()``
 batched     ``BatchedScopa.step`` with observations and masks,       >= 1M/s on one core and
             uniform random legal actions, batch size 1..16384        >= 10x OpenSpiel
+tables      the same at every other table (``scopa_3`` .. Scopone),  >= 1M/s on one core each
+            batch sizes from 1024, beside the two-player figure
 ==========  =======================================================  =========================
 
 Peers: OpenSpiel's C++ ``crazy_eights`` through pyspiel (random legal play, the observation
@@ -209,11 +211,11 @@ def null_aec_env(wrapped: bool = True) -> Any:
     return env
 
 
-def batched_steps(num_games: int, rules: str, seed: int) -> Runner:
+def batched_steps(num_games: int, rules: str, seed: int, table: str = "scopa") -> Runner:
     """``BatchedScopa.step`` on random legal actions: observations and masks built each step."""
     from scopa_env.batched import BatchedScopa
 
-    env = BatchedScopa(num_games, rules, seed=seed)
+    env = BatchedScopa(num_games, rules, table=table, seed=seed)
     env.reset()
     rng = np.random.default_rng(seed + 1)
     for _ in range(3):  # warm up: buffers, tables, caches
@@ -376,6 +378,19 @@ def markdown(result: dict[str, Any]) -> str:
         f"Best batch size: {best_n}: {_fmt(best['wall']['best'])} decisions per wall second, "
         f"{_fmt(best['cpu']['best'])} per CPU second (target 1,000,000).",
         "",
+        "Every table at its best batch size, beside two-player Scopa in the same run (ratios of "
+        "best rates, same clock; target 1,000,000 decisions per second each):",
+        "",
+        "| Table | best N | wall best | CPU best | wall / two-player | CPU / two-player |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for table, row in result["tables"].items():
+        lines.append(
+            f"| {table} | {row['best_batch_size']} | {_fmt(row['wall']['best'])} | "
+            f"{_fmt(row['cpu']['best'])} | {row['wall']['ratio']:.2f} | {row['cpu']['ratio']:.2f} |"
+        )
+    lines += [
+        "",
         "| Batch size | peak traced MB | peak bytes/game | state bytes/game | obs+mask bytes/game"
         " |",
         "| ---: | ---: | ---: | ---: | ---: |",
@@ -389,6 +404,34 @@ def markdown(result: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def table_case(table: str, num_games: int) -> str:
+    """The name of a batched measurement (two-player Scopa keeps its original name)."""
+    return f"batched N={num_games}" if table == "scopa" else f"batched {table} N={num_games}"
+
+
+def table_sizes(sizes: tuple[int, ...]) -> tuple[int, ...]:
+    """The batch sizes measured at the other tables: from 1024 (where the best lies), or the
+    largest asked for."""
+    return tuple(n for n in sizes if n >= 1024) or (max(sizes),)
+
+
+def _tables_summary(
+    measurements: dict[str, dict[str, Any]], tables: tuple[str, ...], sizes: tuple[int, ...]
+) -> dict[str, dict[str, Any]]:
+    """Per table: the best batch size, its rates and their ratio to two-player Scopa's best."""
+    summary: dict[str, dict[str, Any]] = {}
+    for table in ("scopa", *tables):
+        candidates = sizes if table == "scopa" else table_sizes(sizes)
+        best_n = max(candidates, key=lambda n: measurements[table_case(table, n)]["wall"]["best"])
+        summary[table] = {"best_batch_size": best_n, **measurements[table_case(table, best_n)]}
+    two = summary["scopa"]
+    for row in summary.values():
+        for clock in ("wall", "cpu"):
+            row[clock] = {**row[clock], "ratio": row[clock]["best"] / two[clock]["best"]}
+        row["target_met"] = {clock: row[clock]["best"] >= 1_000_000 for clock in ("wall", "cpu")}
+    return summary
+
+
 def benchmark(
     rules: str = "scopa",
     seed: int = 0,
@@ -396,8 +439,11 @@ def benchmark(
     seconds: float = 2.0,
     sizes: tuple[int, ...] = BATCH_SIZES,
     pin: bool = True,
+    tables: tuple[str, ...] | None = None,
 ) -> dict[str, Any]:
-    """Measure every case, interleaved repeat by repeat; the result as ``bench.json`` holds it."""
+    """Measure every case, interleaved repeat by repeat; the result as ``bench.json`` holds it.
+
+    ``tables``: the tables measured beside two-player Scopa (default every other one)."""
     resolve_rules(rules)  # a bad preset is refused before any measurement
     if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
         raise ValueError(f"repeats must be a positive integer, got {repeats!r}")
@@ -407,6 +453,14 @@ def benchmark(
     from pettingzoo.classic import connect_four_v3
 
     from scopa_env import scopa_v0
+    from scopa_env.tables import TABLES
+
+    if tables is None:
+        tables = tuple(name for name in TABLES if name != "scopa")
+    unknown = sorted(set(tables) - set(TABLES))
+    if unknown:
+        raise ValueError(f"unknown tables {unknown}; choose from {sorted(TABLES)}")
+    tables = tuple(name for name in tables if name != "scopa")
 
     cpu = _pin_one_core() if pin else None
     started = datetime.now(UTC).isoformat(timespec="seconds")
@@ -425,6 +479,9 @@ def benchmark(
     }
     for n in sizes:
         cases[f"batched N={n}"] = batched_steps(n, rules, seed)
+    for table in tables:
+        for n in table_sizes(sizes):
+            cases[table_case(table, n)] = batched_steps(n, rules, seed, table)
     vector_n = max(s for s in sizes if s <= 4096)
     cases[f"ScopaVectorEnv N={vector_n} (learner+opponent)"] = vector_env_steps(
         vector_n, rules, seed
@@ -483,6 +540,7 @@ def benchmark(
         "measurements": measurements,
         "ratios": ratios,
         "best_batch_size": best_n,
+        "tables": _tables_summary(measurements, tables, sizes),
         "batched_target_met": {
             clock: batched[clock]["best"] >= 1_000_000 for clock in ("wall", "cpu")
         },

@@ -34,6 +34,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--rules", default="scopa", choices=sorted(PRESETS), help="rules preset for our engines"
     )
+    parser.add_argument(
+        "--tables", type=lambda s: tuple(s.split(",")), default=None,
+        help="comma-separated tables measured beside two-player Scopa (default every table)",
+    )  # fmt: skip
     parser.add_argument("--no-pin", action="store_true", help="do not pin to one CPU core")
     parser.add_argument("--seed", type=non_negative_int, default=0)
 
@@ -46,6 +50,7 @@ def run(args: argparse.Namespace) -> int:
         seconds=args.seconds if args.seconds is not None else (0.3 if args.quick else 2.0),
         sizes=args.batch_sizes or (QUICK_BATCH_SIZES if args.quick else BATCH_SIZES),
         pin=not args.no_pin,
+        tables=args.tables,
     )
     args.out.mkdir(parents=True, exist_ok=True)
     write_text(args.out / "bench.json", json.dumps(result, indent=2) + "\n")

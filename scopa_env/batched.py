@@ -1,28 +1,33 @@
 """Batched Scopa: ``N`` independent games advanced together by a fixed number of array operations.
 
-``BatchedScopa`` is ``scopa_v0`` for a whole batch at once: the same action space (``0..39`` play
-a card, ``40..79`` pick table card ``a - 40``), the same capture-choice phase, the same
-observation vector and mask, rewards, episodes and infos, with no Python loop over games. It is
-what vectorized training environments (``scopa_env.vector_env``) and ``scopa bench`` run on.
+``BatchedScopa`` is the AEC environment of a table (``scopa_v0.raw_env(table=...)``, or
+``scopone_v0.raw_env(deal=...)`` for the Scopone tables; ``environments.make_aec``) for a whole
+batch at once: the same action space (``0..39`` play a card, ``40..79`` pick table card
+``a - 40``), the same capture-choice phase, the same observation vector (the table's own layout:
+``observation``, ``table_observation`` or ``scopone_observation``) and mask, rewards per side,
+episodes and infos, with no Python loop over games. Every table of ``scopa_env.tables`` plays
+(``table="scopa_3"``...; two-player Scopa by default). It is what vectorized training
+environments (``scopa_env.vector_env``) and ``scopa bench`` run on.
 
-State (``BatchState``, about 130 bytes a game; card sets are ``uint64`` bit masks by card id)
+State (``BatchState``, about 130 bytes a game for two players; card sets are ``uint64`` bit
+masks by card id; ``P`` seats, ``S`` sides)
 
 =============  ===========  ==================================================================
 Field          Shape/dtype  Meaning
 =============  ===========  ==================================================================
-``hand``       (2, N) u64   each player's hand; a pending card stays here until resolved
-``pile``       (2, N) u64   each player's capture pile
-``played``     (2, N) u64   the cards each player has played this deal (resolved plays)
-``scope``      (2, N) u8    scope this deal
-``score``      (2, N) i16   match points before this deal
+``hand``       (P, N) u64   each seat's hand; a pending card stays here until resolved
+``pile``       (P, N) u64   each seat's capture pile
+``played``     (P, N) u64   the cards each seat has played this deal (resolved plays)
+``scope``      (P, N) u8    each seat's scope this deal
+``score``      (S, N) i16   each side's match points before this deal
 ``table``      (N,) u64     the table
 ``table_vm``   (N,) u64     the table in value-major bit order (see ``batched_tables``)
 ``picked``     (N,) u64     table cards picked so far in a capture choice (and value-major)
 ``deck``       (N, 40) u8   this deal's card order (``RULES.md`` deal convention)
-``pos``        (N,) u8      next stock index into ``deck`` (10..40)
-``cur``        (N,) i8      the player to act
-``first``      (N,) i8      the first player (non-dealer) of this deal
-``last``       (N,) i8      the last capturer, 2 = nobody yet
+``pos``        (N,) u8      next stock index into ``deck`` (after the first round and table)
+``cur``        (N,) i8      the seat to act
+``first``      (N,) i8      the first player (the seat after the dealer) of this deal
+``last``       (N,) i8      the last capturer, ``P`` = nobody yet
 ``pending``    (N,) i8      the card whose capture is being chosen, 40 = none
 =============  ===========  ==================================================================
 
@@ -34,25 +39,32 @@ narrow the patterns the same way. So the capture choice of ``scopa_v0`` (resolve
 at most one set is legal; otherwise pick table cards until exactly one legal set contains the
 picks) is reproduced exactly, for every rule option, from array operations.
 
-Episodes end as in ``scopa_v0`` and finished games reset at once (Gymnasium's ``SAME_STEP``
-autoreset): the returned observation is the new episode's; the final observation of both
-players is in ``infos["final_obs"]`` where ``infos["_final_obs"]`` is set. Deal results are in
-``infos["deal_score"]`` (``(N, 2, 8)``: the ``DEAL_SCORE_FIELDS`` of each player),
-``infos["match_score"]`` (``(N, 2)``, after the deal) and ``infos["winner"]`` (player index,
--1 for a tied single deal), each with its ``_key`` mask.
+Episodes end as in the AEC environment and finished games reset at once (Gymnasium's
+``SAME_STEP`` autoreset): the returned observation is the new episode's; the final observation
+of every seat is in ``infos["final_obs"]`` (``(N, P, size)``) where ``infos["_final_obs"]`` is
+set. Rewards are per seat (``(N, P)``), each seat receiving its side's: the side's value (deal
+points, or 1 to the winner) minus the mean of the other sides' (``capture_env.side_rewards``).
+Deal results are in ``infos["deal_score"]`` (``(N, S, 8)``: the ``DEAL_SCORE_FIELDS`` of each
+side), ``infos["match_score"]`` (``(N, S)``, after the deal) and ``infos["winner"]`` (the
+winning side, -1 for a tied single deal), each with its ``_key`` mask.
 
 Output arrays are buffers that the next ``step`` or ``reset`` overwrites: copy what you keep.
 
-    engine = BatchedScopa(4096, "scopa", seed=0)
+    engine = BatchedScopa(4096, seed=0)           # two-player Scopa, default rules
     obs, mask, _ = engine.reset()
     while training:
         step = engine.step(policy(obs, mask))     # or engine.sample_actions()
         obs, mask = step.obs, step.mask           # step.player: who acts next in each game
 
+    four = BatchedScopa(4096, "scopa_d_assi", table="scopa_4", episode="deal", reward="points")
+    four.obs_size                                 # 546: table_observation.LAYOUTS["scopa_4"]
+
 ``step_games(games, actions)`` advances only some games (e.g. the opponent's turns in a
-learner-centric environment). Observations are built by packing the nine card planes and the
-mask end to end into 64-bit words and unpacking them once, so each game's 360 plane values are
-one contiguous cast to float32.
+learner-centric environment). Observations are built by packing the card planes and the mask
+end to end into 64-bit words and unpacking them once, so each game's plane values are one
+contiguous cast to float32. A seat's own arrays (its hand, pile, ...) are read with seat masks
+(all ones in the games where that seat acts) or, at the tables of more seats, by gathering
+rows ``(seat + offset) % P``, so no step loops over games.
 """
 
 from __future__ import annotations
@@ -65,6 +77,7 @@ from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
+from scopa_env import scopone_observation
 from scopa_env.actions import NUM_ACTIONS
 from scopa_env.batched_tables import (
     BEST_PRIMIERA_LUT,
@@ -92,6 +105,7 @@ from scopa_env.observation import (
     HAND_SCALE,
     MATCH_SCORE_CAP,
     NUM_PLANES,
+    OBS_HIGH,
     OBS_SIZE,
     OBS_SLICES,
     SCOPE_SCALE,
@@ -99,6 +113,9 @@ from scopa_env.observation import (
     TARGET_SCALE,
 )
 from scopa_env.rules import Rules, resolve_rules
+from scopa_env.scopone_v0 import DEALS as SCOPONE_DEALS
+from scopa_env.table_observation import TABLE_NAMES, layout_for
+from scopa_env.tables import SCOPA, Table, resolve_table
 
 __all__ = [
     "DEAL_SCORE_FIELDS",
@@ -121,13 +138,12 @@ DEAL_SCORE_FIELDS = (
     "total",
 )
 #: ``(games, new_episode) -> (decks (k, 40), first_players (k,))``; first players are used only
-#: where ``new_episode`` is set (within a match the dealer alternates).
+#: where ``new_episode`` is set (within a match the deal passes to the next seat).
 DealSource = Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
 
 _ALL = U64(ALL_CARDS_MASK)
 _COINS = U64(COINS_MASK)
 _ZERO = U64(0)
-_SIX = np.arange(6, dtype=np.intp)
 _PLAY_SLOTS = NUM_PLANES + 2  # the planes, then the play and pick halves of the mask
 # The scalar features in the order ``scalars`` rows are written by ``_encode_obs``.
 _SCALAR_ROWS = {
@@ -167,13 +183,13 @@ class BatchState:
     pending: np.ndarray
 
     @classmethod
-    def zeros(cls, n: int) -> BatchState:
+    def zeros(cls, n: int, players: int = 2, sides: int = 2) -> BatchState:
         return cls(
-            hand=np.zeros((2, n), U64),
-            pile=np.zeros((2, n), U64),
-            played=np.zeros((2, n), U64),
-            scope=np.zeros((2, n), np.uint8),
-            score=np.zeros((2, n), np.int16),
+            hand=np.zeros((players, n), U64),
+            pile=np.zeros((players, n), U64),
+            played=np.zeros((players, n), U64),
+            scope=np.zeros((players, n), np.uint8),
+            score=np.zeros((sides, n), np.int16),
             table=np.zeros(n, U64),
             table_vm=np.zeros(n, U64),
             picked=np.zeros(n, U64),
@@ -182,7 +198,7 @@ class BatchState:
             pos=np.full(n, NUM_CARDS, np.uint8),
             cur=np.zeros(n, np.int8),
             first=np.zeros(n, np.int8),
-            last=np.full(n, NOBODY, np.int8),
+            last=np.full(n, players, np.int8),
             pending=np.full(n, NO_CARD, np.int8),
         )
 
@@ -215,36 +231,38 @@ class BatchState:
 class BatchStep(NamedTuple):
     """What ``step`` returns; every array has the batch as its first axis."""
 
-    obs: np.ndarray  # (N, 373) float32: the player to act next
+    obs: np.ndarray  # (N, size) float32: the seat to act next (373 for two players)
     mask: np.ndarray  # (N, 80) int8
-    rewards: np.ndarray  # (N, 2) float32: for player 0 and player 1
+    rewards: np.ndarray  # (N, P) float32: for each seat (its side's reward)
     terminated: np.ndarray  # (N,) bool
     truncated: np.ndarray  # (N,) bool
-    player: np.ndarray  # (N,) int8: the player to act next
+    player: np.ndarray  # (N,) int8: the seat to act next
     infos: dict[str, Any]
 
 
 class _Out:
     """Output buffers for a batch or a sub-batch."""
 
-    def __init__(self, n: int) -> None:
-        self.obs = np.zeros((n, OBS_SIZE), np.float32)
+    def __init__(self, n: int, table: Table, size: int) -> None:
+        self.obs = np.zeros((n, size), np.float32)
         self.mask = np.zeros((n, NUM_ACTIONS), np.int8)
         self.legal = np.zeros(n, U64)
-        self.rewards = np.zeros((n, 2), np.float32)
+        self.rewards = np.zeros((n, table.players), np.float32)
         self.terminated = np.zeros(n, bool)
         self.truncated = np.zeros(n, bool)
         self.deal_end = np.zeros(n, bool)
-        self.deal_score = np.zeros((n, 2, len(DEAL_SCORE_FIELDS)), np.int16)
-        self.match_score = np.zeros((n, 2), np.int16)
+        self.deal_score = np.zeros((n, table.sides, len(DEAL_SCORE_FIELDS)), np.int16)
+        self.match_score = np.zeros((n, table.sides), np.int16)
         self.winner = np.full(n, -1, np.int8)
         self._final_obs: np.ndarray | None = None
+        self._players = table.players
         self.any_deal_end = False
 
     @property
     def final_obs(self) -> np.ndarray:
         if self._final_obs is None:
-            self._final_obs = np.zeros((self.obs.shape[0], 2, OBS_SIZE), np.float32)
+            shape = (self.obs.shape[0], self._players, self.obs.shape[1])
+            self._final_obs = np.zeros(shape, np.float32)
         return self._final_obs
 
     def clear(self) -> None:
@@ -272,14 +290,16 @@ class _Out:
 
 
 class BatchedScopa:
-    """``N`` games of two-player Scopa in ``scopa_v0``'s action space, stepped together.
+    """``N`` games at one table (two-player Scopa by default) in the AEC action space, stepped
+    together.
 
-    ``reset`` starts every game; ``step(actions)`` takes one action per game, for the player
-    to act in it, and returns a ``BatchStep``. ``episode`` and ``reward`` are ``scopa_v0``'s.
-    Random deals and first dealers come from ``seed``'s generator, or from ``deal_source``
-    (e.g. to replay the decks of other environments exactly). ``check_actions`` verifies every
-    action against the mask (``IllegalMoveError``); ``tune_allocator`` calls ``tune_malloc``
-    for batches of 1024 games or more.
+    ``reset`` starts every game; ``step(actions)`` takes one action per game, for the seat
+    to act in it, and returns a ``BatchStep``. ``table`` is a ``scopa_env.tables`` name or
+    ``Table``; ``episode`` and ``reward`` are the AEC environment's. Random deals and first
+    players come from ``seed``'s generator, or from ``deal_source`` (e.g. to replay the decks
+    of other environments exactly). ``check_actions`` verifies every action against the mask
+    (``IllegalMoveError``); ``tune_allocator`` calls ``tune_malloc`` for batches of 1024 games
+    or more.
     """
 
     def __init__(
@@ -287,6 +307,7 @@ class BatchedScopa:
         num_games: int,
         rules: Rules | str | dict[str, Any] | None = None,
         *,
+        table: Table | str | None = None,
         episode: Literal["match", "deal"] = "match",
         reward: Literal["match", "points"] = "match",
         seed: int | None = None,
@@ -300,16 +321,30 @@ class BatchedScopa:
             raise ValueError(f"episode must be 'match' or 'deal', got {episode!r}")
         if reward not in ("match", "points"):
             raise ValueError(f"reward must be 'match' or 'points', got {reward!r}")
+        self.table = resolve_table(table)
+        self.rules = resolve_rules(rules)
         if tune_allocator and num_games >= 1024:
             tune_malloc()
         self.num_games = num_games
-        self.rules = resolve_rules(rules)
+        t = self.table
+        self._players, self._sides = t.players, t.sides
+        self._dealt = t.round_cards + t.table_size  # the stock index after the first deal
+        #: The layout of the observation: "scopa", "seats" (``table_observation``) or "scopone".
+        self._kind = "scopa" if t == SCOPA else "seats" if t.name in TABLE_NAMES else "scopone"
+        if self._kind == "scopone" and t.name not in SCOPONE_DEALS:
+            raise ValueError(f"no observation layout for the table {t.name!r}")
         self.episode = episode
         self.reward = reward
         self.rng = np.random.default_rng(seed)
         self.deal_source = deal_source
         self.check_actions = check_actions
-        self.state = BatchState.zeros(num_games)
+        self.state = BatchState.zeros(num_games, t.players, t.sides)
+        self._next_seat = np.array([(p + 1) % t.players for p in range(t.players)], np.int8)
+        #: ``[seats][offset][seat]``: ``(seat + offset) % seats``, for seats and for sides.
+        self._rotation = {
+            m: np.array([[(p + o) % m for p in range(t.players)] for o in range(m)], np.intp)
+            for m in (t.players, t.sides)
+        }
         self._patterns: tuple[PatternRow, ...] = pattern_rows(self.rules.capture_sum)
         self._padded = _padded_patterns(self._patterns)
         self._columns = [
@@ -324,15 +359,45 @@ class BatchedScopa:
             np.float32,
         )
         self._target = target / TARGET_SCALE
-        self._out = _Out(num_games)
+        self._init_layout()
+        self._out = _Out(num_games, t, self.obs_size)
         self._games = np.arange(num_games)
         self._started = False
 
     # Public API ------------------------------------------------------------------------------
 
+    def _init_layout(self) -> None:
+        """The observation size, bounds and scalar lookups of the table's layout."""
+        t = self.table
+        if self._kind == "scopa":
+            self.obs_size, self.obs_high = OBS_SIZE, OBS_HIGH
+            self._num_planes = NUM_PLANES
+            return
+        if self._kind == "seats":
+            layout = layout_for(t)
+            self.obs_size, self.obs_high = layout.size, layout.high
+            self._num_planes = layout.num_planes
+            stock_scale, hand_scale, scope_scale = (
+                layout.stock_scale, float(t.hand_size), layout.scope_scale
+            )  # fmt: skip
+        else:
+            self.obs_size, self.obs_high = (
+                scopone_observation.OBS_SIZE,
+                scopone_observation.OBS_HIGH,
+            )
+            self._num_planes = scopone_observation.NUM_PLANES
+            stock_scale = 1.0
+            hand_scale = scopone_observation.HAND_SCALE
+            scope_scale = scopone_observation.SCOPE_SCALE
+        self._seat_stock_lut = np.array(
+            [(NUM_CARDS - p) / stock_scale for p in range(NUM_CARDS + 1)], np.float32
+        )
+        self._seat_hand_lut = np.array([n / hand_scale for n in range(65)], np.float32)
+        self._seat_scope_lut = np.array([n / scope_scale for n in range(256)], np.float32)
+
     @property
     def obs(self) -> np.ndarray:
-        """The observation of the player to act in each game, ``(N, 373)`` float32."""
+        """The observation of the seat to act in each game, ``(N, obs_size)`` float32."""
         return self._out.obs
 
     @property
@@ -354,7 +419,7 @@ class BatchedScopa:
         """Start a new episode in every game; returns ``(obs, mask, infos)``.
 
         ``decks`` (``(N, 40)`` card orders) deal each game's first deal by the deal convention,
-        with no redeal, as ``scopa_v0``'s ``options["deck"]``; ``first_players`` (default 0
+        with no redeal, as the AEC ``options["deck"]``; ``first_players`` (default 0
         with decks, else drawn) says who leads it.
         """
         if seed is not None:
@@ -368,8 +433,8 @@ class BatchedScopa:
             firsts = np.zeros(n, np.int8)
         if first_players is not None:
             firsts = np.broadcast_to(np.asarray(first_players), (n,))
-            if not np.isin(firsts, (0, 1)).all():
-                raise ValueError("first_players must be 0 or 1")
+            if not np.isin(firsts, np.arange(self._players)).all():
+                raise ValueError(f"first_players must be seats 0..{self._players - 1}")
         self.state.score.fill(0)
         self._new_deals(self.state, games, decks, firsts)
         out = self._out
@@ -402,7 +467,7 @@ class BatchedScopa:
             return self.step(actions)
         actions = self._check_actions(actions, self._out.mask[games], games)
         sub = self.state.take(games)
-        out = _Out(games.shape[0])
+        out = _Out(games.shape[0], self.table, self.obs_size)
         self._advance(sub, actions, out, games)
         self.state.put(games, sub)
         self._out.obs[games] = out.obs
@@ -418,6 +483,12 @@ class BatchedScopa:
         rebuilt from it."""
         if len(state) != self.num_games:
             raise ValueError(f"state holds {len(state)} games, the batch {self.num_games}")
+        if state.hand.shape[0] != self._players or state.score.shape[0] != self._sides:
+            raise ValueError(
+                f"state has {state.hand.shape[0]} seats and {state.score.shape[0]} sides, the "
+                f"table {self.table.name} {self._players} and {self._sides} "
+                "(BatchState.zeros(n, players, sides))"
+            )
         if (state.pending != NO_CARD).any() or state.picked.any():
             raise ValueError("set_state needs every game in the play phase (no pending capture)")
         self.state = state.take(self._games)
@@ -477,11 +548,12 @@ class BatchedScopa:
             decks, firsts = self.deal_source(games, new_episode)
             return np.asarray(decks, dtype=np.uint8), np.asarray(firsts, dtype=np.int8)
         k = games.shape[0]
-        firsts = np.asarray(self.rng.integers(2, size=k, dtype=np.int8))
+        firsts = np.asarray(self.rng.integers(self._players, size=k, dtype=np.int8))
         decks = self.rng.permuted(np.tile(np.arange(NUM_CARDS, dtype=np.uint8), (k, 1)), axis=1)
-        if self.rules.redeal_three_kings:
+        if self.rules.redeal_three_kings and self.table.table_size:
+            faces = slice(self.table.round_cards, self._dealt)
             while True:
-                void = np.bitwise_count(BIT[decks[:, 6:10]] & U64(KINGS_MASK)).sum(axis=1) >= 3
+                void = np.bitwise_count(BIT[decks[:, faces]] & U64(KINGS_MASK)).sum(axis=1) >= 3
                 if not void.any():
                     break
                 decks[void] = self.rng.permuted(decks[void], axis=1)
@@ -491,62 +563,75 @@ class BatchedScopa:
         self, s: BatchState, games: np.ndarray, decks: np.ndarray, firsts: np.ndarray
     ) -> None:
         firsts = np.asarray(firsts, dtype=np.int8)
-        bits = BIT[decks[:, :10]]
         s.deck[games] = decks
         s.first[games] = firsts
-        s.cur[games] = firsts
-        s.hand[firsts, games] = bits[:, 0] | bits[:, 2] | bits[:, 4]
-        s.hand[1 - firsts, games] = bits[:, 1] | bits[:, 3] | bits[:, 5]
-        s.table[games] = bits[:, 6] | bits[:, 7] | bits[:, 8] | bits[:, 9]
-        s.table_vm[games] = np.bitwise_or.reduce(VM_BIT[decks[:, 6:10]], axis=1)
+        self._deal_hands(s, games, decks[:, : self.table.round_cards], firsts)
+        faces = decks[:, self.table.round_cards : self._dealt]
+        s.table[games] = np.bitwise_or.reduce(BIT[faces], axis=1)
+        s.table_vm[games] = np.bitwise_or.reduce(VM_BIT[faces], axis=1)
         s.pile[:, games] = 0
         s.played[:, games] = 0
         s.scope[:, games] = 0
         s.picked[games] = 0
         s.picked_vm[games] = 0
-        s.pos[games] = 10
-        s.last[games] = NOBODY
+        s.pos[games] = self._dealt
+        s.last[games] = self._players
         s.pending[games] = NO_CARD
+
+    def _deal_hands(
+        self, s: BatchState, games: np.ndarray, cards: np.ndarray, first: np.ndarray
+    ) -> None:
+        """Deal a round's ``cards`` (``(k, seats x hand)``) one at a time from the first player."""
+        bits = BIT[cards]
+        n = self._players
+        for offset in range(n):
+            seat = first if offset == 0 else (first + offset) % n
+            s.hand[seat, games] = np.bitwise_or.reduce(bits[:, offset::n], axis=1)
+        s.cur[games] = first
 
     def _deal_rounds(self, s: BatchState, games: np.ndarray) -> None:
         pos = s.pos[games].astype(np.intp)
-        bits = BIT[s.deck[games[:, None], pos[:, None] + _SIX]]
-        first = s.first[games]
-        s.hand[first, games] = bits[:, 0] | bits[:, 2] | bits[:, 4]
-        s.hand[1 - first, games] = bits[:, 1] | bits[:, 3] | bits[:, 5]
-        s.pos[games] += 6
-        s.cur[games] = first
+        dealt = self.table.round_cards
+        cards = s.deck[games[:, None], pos[:, None] + np.arange(dealt)]
+        self._deal_hands(s, games, cards, s.first[games])
+        s.pos[games] += dealt
 
     def _end_deals(self, s: BatchState, games: np.ndarray, out: _Out, ids: np.ndarray) -> None:
         """Leftovers, scoring, rewards, infos; then the next deal or a new episode.
 
         ``games`` index ``s``; ``ids`` maps them to the batch's game numbers (for the source).
         """
+        n, sides = self._players, self._sides
         last = s.last[games]
-        took = last != NOBODY
+        took = last != n
         g = games[took]
         s.pile[last[took], g] |= s.table[g]
         s.table[g] = 0
         s.table_vm[g] = 0
-        breakdown = self._score(s.pile[0, games], s.pile[1, games], s.scope[:, games])
+        piles, scope = s.pile[:, games], s.scope[:, games]
+        if n > sides:  # a side's pile and scope are its seats' together
+            piles = np.bitwise_or.reduce(piles.reshape(n // sides, sides, -1), axis=0)
+            scope = scope.reshape(n // sides, sides, -1).sum(axis=0, dtype=np.uint8)
+        breakdown = self._score(piles.T, scope)
         totals = breakdown[:, :, -1]
         after = s.score[:, games].T + totals
         if self.episode == "deal":
             done = np.ones(games.shape[0], bool)
-            winner = np.where(totals[:, 0] > totals[:, 1], 0, -1)
-            winner = np.where(totals[:, 1] > totals[:, 0], 1, winner)
+            winner = _sole_leader(totals)
         else:
-            done = (after.max(axis=1) >= self.rules.target) & (after[:, 0] != after[:, 1])
-            winner = np.where(done, (after[:, 1] > after[:, 0]).astype(np.int8), -1)
+            winner = _sole_leader(after)
+            winner[after.max(axis=1) < self.rules.target] = -1
+            done = winner >= 0
+        values: np.ndarray | None = None
+        won = winner >= 0
         if self.reward == "points":
-            diff = (totals[:, 0] - totals[:, 1]).astype(np.float32)
-            out.rewards[games, 0] = diff
-            out.rewards[games, 1] = -diff
+            values, rewarded = totals.astype(np.float64), np.ones(games.shape[0], bool)
         else:
-            won = winner >= 0
-            sign = np.where(winner == 0, 1.0, -1.0).astype(np.float32)
-            out.rewards[games[won], 0] = sign[won]
-            out.rewards[games[won], 1] = -sign[won]
+            values, rewarded = (winner[:, None] == np.arange(sides)).astype(np.float64), won
+        # Each side: its value minus the mean of the others' (``capture_env.side_rewards``).
+        by_side = values - (values.sum(axis=1, keepdims=True) - values) / (sides - 1)
+        by_seat = by_side[:, np.arange(n) % sides].astype(np.float32)
+        out.rewards[games[rewarded]] = by_seat[rewarded]
         out.any_deal_end = True
         out.deal_end[games] = True
         out.deal_score[games] = breakdown
@@ -557,8 +642,8 @@ class BatchedScopa:
         if ended.shape[0]:
             final = s.take(ended)
             final_obs = out.final_obs
-            for player in (0, 1):
-                view = np.empty((ended.shape[0], OBS_SIZE), np.float32)
+            for player in range(n):
+                view = np.empty((ended.shape[0], self.obs_size), np.float32)
                 self._encode_obs(final, np.full(ended.shape[0], player, np.int8), view)
                 final_obs[ended, player] = view
         going = games[~done]
@@ -569,25 +654,25 @@ class BatchedScopa:
             [np.zeros(going.shape[0], bool), np.ones(ended.shape[0], bool)]
         )
         decks, firsts = self._draw(ids[order], new_episode)
-        firsts = np.where(new_episode, firsts, 1 - s.first[order]).astype(np.int8)
-        self._new_deals(s, order, decks, firsts)
+        firsts = np.where(new_episode, firsts, self._next_seat.take(s.first[order]))
+        self._new_deals(s, order, decks, firsts.astype(np.int8))
 
-    def _score(self, a: np.ndarray, b: np.ndarray, scope: np.ndarray) -> np.ndarray:
-        """``(k, 2, 8)`` breakdowns of finished deals from the two piles (``DEAL_SCORE_FIELDS``)."""
-        k = a.shape[0]
-        result = np.zeros((k, 2, len(DEAL_SCORE_FIELDS)), np.int16)
-        piles = np.stack([a, b], axis=1)  # (k, 2)
+    def _score(self, piles: np.ndarray, scope: np.ndarray) -> np.ndarray:
+        """``(k, S, 8)`` breakdowns of finished deals from the sides' piles ``(k, S)`` and scope
+        ``(S, k)`` (``DEAL_SCORE_FIELDS``)."""
+        k, sides = piles.shape
+        result = np.zeros((k, sides, len(DEAL_SCORE_FIELDS)), np.int16)
         cards = np.bitwise_count(piles)
         coins = np.bitwise_count(piles & _COINS)
-        result[:, :, 0] = _leader(cards[:, 0], cards[:, 1])
-        result[:, :, 1] = _leader(coins[:, 0], coins[:, 1])
+        result[:, :, 0] = _leader(cards)
+        result[:, :, 1] = _leader(coins)
         result[:, :, 2] = (piles >> U64(6)) & U64(1)
         suits = ((piles[:, :, None] >> (U64(10) * np.arange(4, dtype=U64))) & U64(1023)).astype(
             np.intp
         )
-        best = BEST_PRIMIERA_LUT[suits]  # (k, 2, 4)
+        best = BEST_PRIMIERA_LUT[suits]  # (k, S, 4)
         primiera = np.where((best > 0).all(axis=2), best.sum(axis=2), -1)
-        result[:, :, 3] = _leader(primiera[:, 0], primiera[:, 1])
+        result[:, :, 3] = _leader(primiera)
         result[:, :, 4] = scope.T
         if self.rules.re_bello:
             result[:, :, 5] = (piles >> U64(9)) & U64(1)
@@ -602,8 +687,7 @@ class BatchedScopa:
         """One action in every game of ``s`` (already checked): resolve, deal, score, encode."""
         rules = self.rules
         cur = s.cur
-        swap = _swap_mask(cur)  # all ones where player 1 acts: selects its row of a pair
-        keep = ~swap
+        seats = _seat_masks(cur, self._players)  # all ones in the games where each seat acts
         choosing = s.pending != NO_CARD  # these games' actions pick table cards
         picks = np.flatnonzero(choosing)
         card = actions.copy()
@@ -647,26 +731,29 @@ class BatchedScopa:
         trailed = cls == 0
         bit = BIT.take(card)
         moved = np.where(resolved, bit, _ZERO)
-        h0, h1 = s.hand
-        h0 ^= moved & keep
-        h1 ^= moved & swap
-        s.played[0] |= moved & keep
-        s.played[1] |= moved & swap
         gain = np.where(captured, res | bit, _ZERO)
-        s.pile[0] |= gain & keep
-        s.pile[1] |= gain & swap
+        for seat, acts in enumerate(seats):
+            s.hand[seat] ^= moved & acts
+            s.played[seat] |= moved & acts
+            s.pile[seat] |= gain & acts
         table ^= np.where(trailed, bit, gain & ~bit)
         table_vm ^= np.where(trailed, VM_BIT.take(card), np.where(captured, res_vm, _ZERO))
         s.last = np.where(captured, cur, s.last)
-        hands_empty = (h0 | h1) == 0
+        two = self._players == 2  # two seats: cheaper forms of the same updates
+        hands = s.hand[0] | s.hand[1] if two else np.bitwise_or.reduce(s.hand, axis=0)
+        hands_empty = hands == 0
         swept = captured & (table == 0)
         if not rules.last_play_scopa:  # the deal's last play
             swept &= ~(hands_empty & (s.pos >= NUM_CARDS))
         if sweep is not None and not rules.ace_sweep_scopa:
             swept &= ~sweep
-        p1 = cur.view(bool)
-        s.scope[0] += swept & ~p1
-        s.scope[1] += swept & p1
+        if two:
+            p1 = cur.view(bool)
+            s.scope[0] += swept & ~p1
+            s.scope[1] += swept & p1
+        else:
+            for seat in range(self._players):
+                s.scope[seat] += swept & (cur == seat)
         # The capture choices: few games, so updated by index.
         pickable = np.zeros_like(res)
         if picks.shape[0]:
@@ -680,7 +767,11 @@ class BatchedScopa:
             if picked is not None and picked_vm is not None:
                 s.picked[waiting] = picked[waiting]
                 s.picked_vm[waiting] = picked_vm[waiting]
-        s.cur = cur ^ (resolved & ~hands_empty).view(np.int8)
+        passes = resolved & ~hands_empty
+        if two:
+            s.cur = cur ^ passes.view(np.int8)
+        else:
+            s.cur = np.where(passes, self._next_seat.take(cur), cur)
         over = resolved & hands_empty
         if over.any():
             stock_empty = s.pos >= NUM_CARDS
@@ -771,9 +862,13 @@ class BatchedScopa:
 
     def _encode(self, s: BatchState, player: np.ndarray, pickable: np.ndarray, out: _Out) -> None:
         """Observation and mask of ``player`` in every game, written into ``out``."""
-        swap = _swap_mask(player)
-        h0, h1 = s.hand
-        mine = h0 ^ ((h0 ^ h1) & swap)
+        if self._kind == "scopa":
+            swap = _swap_mask(player)
+            h0, h1 = s.hand
+            mine = h0 ^ ((h0 ^ h1) & swap)
+        else:
+            swap = None
+            mine = s.hand.reshape(-1).take(self._seat_rows(player, 0, self._players))
         play = np.where(s.pending == NO_CARD, mine, _ZERO)
         np.bitwise_or(play, pickable, out=out.legal)
         self._encode_obs(s, player, out.obs, swap, mine, (play, pickable), out.mask)
@@ -788,11 +883,14 @@ class BatchedScopa:
         legal: tuple[np.ndarray, np.ndarray] | None = None,
         mask: np.ndarray | None = None,
     ) -> None:
-        """``scopa_v0``'s observation of ``player`` (and optionally its mask) in every game.
+        """The AEC observation of ``player`` (and optionally its mask) in every game.
 
         The card planes (and the mask's two halves) are packed end to end into 64-bit words,
-        so one bit unpacking yields each game's 360 plane values contiguously.
+        so one bit unpacking yields each game's plane values contiguously.
         """
+        if self._kind != "scopa":
+            self._encode_seats(s, player, obs, mine, legal, mask)
+            return
         n = player.shape[0]
         if swap is None:
             swap = _swap_mask(player)
@@ -819,9 +917,7 @@ class BatchedScopa:
         ]
         if legal is not None:
             planes += legal
-        words = _pack_planes(planes)
-        bits_per_game = words.shape[1] * 64
-        scalars = np.empty((_NUM_SCALARS, n), np.float32)
+        scalars = _scalar_rows(_NUM_SCALARS, n)
         choosing = s.pending != NO_CARD
         scalars[0] = ~choosing
         scalars[1] = choosing
@@ -840,17 +936,111 @@ class BatchedScopa:
         scalars[10] = relative == 0
         scalars[11] = relative == 1
         scalars[12] = relative >= NOBODY
-        # Chunks keep the unpacked bits in cache while each row of obs is written once.
-        width = NUM_PLANES * NUM_CARDS
-        for start in range(0, n, _CHUNK):
-            stop = min(n, start + _CHUNK)
-            flat = np.unpackbits(words[start:stop].view(np.uint8), bitorder="little")
-            bits = flat.reshape(stop - start, bits_per_game)
-            rows = obs[start:stop]
-            rows[:, :width] = bits[:, :width]
-            rows[:, width:] = scalars[:, start:stop].T
-            if mask is not None:
-                mask[start:stop] = bits[:, width : width + NUM_ACTIONS]
+        _write_obs(_pack_planes(planes), scalars, NUM_PLANES * NUM_CARDS, obs, mask)
+
+    def _seat_rows(self, player: np.ndarray, offset: int, seats: int) -> np.ndarray:
+        """Flat indices into a ``(seats, k)`` array (seats or sides) of the row
+        ``(player + offset) % seats`` of each game (column)."""
+        k = player.shape[0]
+        columns = self._games if k == self.num_games else np.arange(k)
+        return self._rotation[seats][offset].take(player) * k + columns
+
+    def _encode_seats(
+        self,
+        s: BatchState,
+        player: np.ndarray,
+        obs: np.ndarray,
+        mine: np.ndarray | None,
+        legal: tuple[np.ndarray, np.ndarray] | None,
+        mask: np.ndarray | None,
+    ) -> None:
+        """``_encode_obs`` at the tables of four or more seats: ``table_observation``'s layout,
+        or ``scopone_observation``'s at the Scopone tables. Seat arrays are gathered by offset
+        from ``player`` (row ``(player + offset) % P`` of each ``(P, N)`` array)."""
+        n, sides = self._players, self._sides
+        k = player.shape[0]
+        rows = [self._seat_rows(player, offset, n) for offset in range(n)]
+        hands, piles_, played_ = (a.reshape(-1) for a in (s.hand, s.pile, s.played))
+        scope_ = s.scope.reshape(-1)
+        if mine is None:
+            mine = hands.take(rows[0])
+        pend = BIT.take(s.pending)
+        piles = [piles_.take(r) for r in rows]
+        played = [played_.take(r) for r in rows]
+        unseen = _ALL & ~(mine | s.table | np.bitwise_or.reduce(s.pile, axis=0))
+        scopone = self._kind == "scopone"
+        captures = [piles[0] | piles[2], piles[1] | piles[3]] if scopone else piles
+        planes = [mine & ~pend, s.table, *captures, *played, unseen, pend, s.picked]
+        if legal is not None:
+            planes += legal
+        width = self._num_planes * NUM_CARDS
+        scalars = _scalar_rows(self.obs_size - width, k)
+        choosing = s.pending != NO_CARD
+        scalars[0] = ~choosing
+        scalars[1] = choosing
+        row = 2
+        if not scopone:
+            scalars[row] = self._seat_stock_lut.take(s.pos)
+            row += 1
+        for offset in range(1, n):
+            scalars[row] = self._seat_hand_lut.take(np.bitwise_count(hands.take(rows[offset])))
+            row += 1
+        scope = [scope_.take(r) for r in rows]
+        if scopone:
+            scope = [scope[0] + scope[2], scope[1] + scope[3]]
+        for count in scope:
+            scalars[row] = self._seat_scope_lut.take(count)
+            row += 1
+        if not scopone:
+            for offset in range(n):
+                scalars[row] = offset % sides == 0  # the seat is my partner (or me)
+                row += 1
+        score = np.minimum(s.score, self._match_lut.shape[0] - 1).reshape(-1)
+        for offset in range(sides):  # my side, then the sides after me in seat order
+            scalars[row] = self._match_lut.take(score.take(self._seat_rows(player, offset, sides)))
+            row += 1
+        scalars[row] = self._target
+        row += 1
+        dealer = (s.first.astype(np.intp) - 1 - player) % n
+        for offset in range(n):
+            scalars[row] = dealer == offset
+            row += 1
+        nobody = s.last == n
+        if scopone:  # my partnership, the other, nobody yet
+            theirs = (s.last ^ player) & 1
+            last = [~nobody & (theirs == 0), ~nobody & (theirs == 1), nobody]
+        else:  # by offset from me, or nobody yet
+            relative = (s.last.astype(np.intp) - player) % n
+            last = [~nobody & (relative == offset) for offset in range(n)] + [nobody]
+        for value in last:
+            scalars[row] = value
+            row += 1
+        _write_obs(_pack_planes(planes), scalars, width, obs, mask)
+
+
+def _scalar_rows(rows: int, n: int) -> np.ndarray:
+    """``(rows, n)`` float32 for the scalar features, each row padded off a power-of-two
+    stride: the transposed copy into the observations then reads rows that do not share
+    cache sets."""
+    return np.empty((rows, n + 16), np.float32)[:, :n]
+
+
+def _write_obs(
+    words: np.ndarray, scalars: np.ndarray, width: int, obs: np.ndarray, mask: np.ndarray | None
+) -> None:
+    """Unpack the packed planes (``width`` bits, then the mask's 80) and the scalar rows into
+    ``obs`` and ``mask``, in chunks that keep the unpacked bits in cache."""
+    n = obs.shape[0]
+    bits_per_game = words.shape[1] * 64
+    for start in range(0, n, _CHUNK):
+        stop = min(n, start + _CHUNK)
+        flat = np.unpackbits(words[start:stop].view(np.uint8), bitorder="little")
+        bits = flat.reshape(stop - start, bits_per_game)
+        rows = obs[start:stop]
+        rows[:, :width] = bits[:, :width]
+        rows[:, width:] = scalars[:, start:stop].T
+        if mask is not None:
+            mask[start:stop] = bits[:, width : width + NUM_ACTIONS]
 
 
 _MALLOC_TUNED = False
@@ -882,6 +1072,14 @@ def tune_malloc() -> bool:
 def _swap_mask(player: np.ndarray) -> np.ndarray:
     """All ones where ``player`` is 1: ``x0 ^ ((x0 ^ x1) & swap)`` is player's own of a pair."""
     return np.negative(player.astype(U64))
+
+
+def _seat_masks(player: np.ndarray, players: int) -> list[np.ndarray]:
+    """Per seat, all ones in the games where ``player`` is that seat."""
+    if players == 2:
+        swap = _swap_mask(player)
+        return [~swap, swap]
+    return [np.negative((player == seat).astype(U64)) for seat in range(players)]
 
 
 def _pack_planes(planes: list[np.ndarray]) -> np.ndarray:
@@ -950,9 +1148,16 @@ def _match_patterns(
     return cls, np.bitwise_or.reduce(ok * more, axis=0)
 
 
-def _leader(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``(k, 2)`` one point to whoever is strictly ahead."""
-    return np.stack([a > b, b > a], axis=1)
+def _leader(values: np.ndarray) -> np.ndarray:
+    """``(k, S)`` one point to the side strictly ahead of every other (``scoring``'s rule)."""
+    best = values == values.max(axis=1, keepdims=True)
+    return best & (best.sum(axis=1, keepdims=True) == 1)
+
+
+def _sole_leader(values: np.ndarray) -> np.ndarray:
+    """``(k,)`` the side strictly ahead of every other, -1 where the lead is shared."""
+    lead = _leader(values)
+    return np.where(lead.any(axis=1), lead.argmax(axis=1), -1).astype(np.int8)
 
 
 def random_legal_actions(cards: np.ndarray, rng: np.random.Generator) -> np.ndarray:

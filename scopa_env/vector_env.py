@@ -1,7 +1,7 @@
 """Vectorized single-agent Scopa on the batched engine: Gymnasium ``VectorEnv``, SB3 ``VecEnv``.
 
 Both are learner-centric like ``scopa_env.single_agent``: the learner acts in every game at each
-``step``, and the opponent's moves happen inside it, for the whole batch at once (one engine step
+``step``, and the opponents' moves happen inside it, for the whole batch at once (one engine step
 per round of opponent moves), so every transition is the learner's own and the learner always
 receives its terminal reward::
 
@@ -10,23 +10,33 @@ receives its terminal reward::
 
     venv = ScopaVecEnv(1024, opponent="random")     # SB3 VecEnv; ScopaVectorEnv for Gymnasium
     model = MaskablePPO("MlpPolicy", venv).learn(1_000_000)
+    venv4 = ScopaVecEnv(1024, table="scopa_4")      # the learner plays seats 0+2 or 1+3
 
-Observations are ``scopa_v0``'s observation vector (a ``Box`` of 373 float32) from the learner's
-seat; legal actions come from ``action_masks()`` (``(N, 80)`` bool, what sb3-contrib's
+Every table of ``scopa_env.tables`` plays (``table=``). At a free-for-all table (``scopa``,
+``scopa_3``) the learner holds one seat and every other seat is an opponent; at a partnership
+table (``scopa_4``, ``scopa_6``, the Scopone tables) it holds every seat of its side, playing
+its partners' seats too from each seat's own observation (the usual self-play convention), and
+the other side's seats are opponents. Observations are the AEC environment's observation vector
+of the table (373 float32 for two players; ``BatchedScopa.obs_size``) from the seat to act;
+legal actions come from ``action_masks()`` (``(N, 80)`` bool, what sb3-contrib's
 ``MaskablePPO`` reads through ``env_method("action_masks")``) and ``infos["action_mask"]``.
+Rewards are the learner's side's.
 
 =============  ==================================================================================
 Argument       Meaning
 =============  ==================================================================================
 ``opponent``   ``"random"`` / ``None`` (uniform legal moves, sampled from the engine's bit masks),
                a player's name (``"greedy"``...; needs ``act_batch``), an object with
-               ``act_batch(obs, masks)``, or a callable ``(obs (n, 373), masks (n, 80)) -> (n,)``,
+               ``act_batch(obs, masks)``, or a callable ``(obs (n, size), masks (n, 80)) -> (n,)``,
                e.g. a frozen policy evaluated on the whole batch (``sb3_opponent``); an object
                with ``act_games(games, obs, masks)`` is also told which games the rows are,
-               so it can play each game differently (the self-play pool does)
-``seat``       the learner's seat: ``"alternate"`` (game ``i`` starts in seat ``i % 2`` and swaps
-               every episode), ``0`` or ``1``
-``rules``      as ``scopa_v0``; so are ``episode`` and ``reward``
+               so it can play each game differently (the self-play pool does). It plays every
+               seat that is not the learner's, each from that seat's observation
+``seat``       the learner's side, named by its first seat: ``"alternate"`` (game ``i`` starts
+               on side ``i % sides`` and moves to the next side every episode) or a seat
+               ``0 .. sides - 1``; ``seat`` arrays and infos hold it per game
+``table``      a table of ``scopa_env.tables`` (two-player Scopa by default)
+``rules``      as the AEC environment; so are ``episode`` and ``reward``
 =============  ==================================================================================
 
 Episodes reset automatically in the same step (Gymnasium's ``SAME_STEP`` mode): the returned
@@ -48,10 +58,10 @@ from gymnasium.vector.utils import batch_space
 
 from scopa_env.actions import NUM_ACTIONS
 from scopa_env.batched import BatchedScopa, BatchStep, random_legal_actions
-from scopa_env.observation import OBS_HIGH, OBS_SIZE
 from scopa_env.players import make_player
 from scopa_env.rules import Rules, resolve_rules
 from scopa_env.single_agent import check_opponent_rules
+from scopa_env.tables import Table, resolve_table
 
 __all__ = ["BatchOptions", "LearnerBatch", "ScopaVecEnv", "ScopaVectorEnv", "sb3_opponent"]
 
@@ -68,6 +78,7 @@ class BatchOptions(TypedDict, total=False):
 
     opponent: OpponentLike
     seat: int | Literal["alternate"]
+    table: Table | str | None
     episode: Literal["match", "deal"]
     reward: Literal["match", "points"]
     seed: int | None
@@ -113,10 +124,10 @@ def _resolve_opponent(
 class LearnerBatch:
     """The learner-centric loop over ``BatchedScopa`` shared by both vector environments.
 
-    ``step`` applies the learner's actions, then lets the opponent move in every game where it
-    is to act, repeatedly, until the learner is to act everywhere. Rewards are the learner's
-    (summed over the engine steps of one learner step); ``final_obs`` holds the learner's view
-    of each game whose episode ended.
+    ``step`` applies the learner's actions, then lets the opponents move in every game where
+    one is to act, repeatedly, until the learner's side is to act everywhere. Rewards are the
+    learner's side's (summed over the engine steps of one learner step); ``final_obs`` holds the
+    view of each game whose episode ended from the learner's seat ``seat`` (its side's first).
     """
 
     def __init__(
@@ -126,20 +137,32 @@ class LearnerBatch:
         *,
         opponent: OpponentLike = "random",
         seat: int | Literal["alternate"] = "alternate",
+        table: Table | str | None = None,
         episode: Literal["match", "deal"] = "match",
         reward: Literal["match", "points"] = "match",
         seed: int | None = None,
     ) -> None:
-        if seat != "alternate" and (isinstance(seat, bool) or seat not in (0, 1)):
-            raise ValueError(f"seat must be 0, 1 or 'alternate', got {seat!r}")
+        self.table = resolve_table(table)
+        self.sides = self.table.sides
+        sides = range(self.sides)
+        if seat != "alternate" and (
+            isinstance(seat, bool) or not isinstance(seat, int | np.integer) or seat not in sides
+        ):
+            firsts = ", ".join(map(str, sides))
+            raise ValueError(
+                f"seat must be 'alternate' or the first seat of a side ({firsts}) at "
+                f"{self.table.name}, got {seat!r}"
+            )
         self.rules = resolve_rules(rules)
         self.seat_mode = seat
-        self.engine = BatchedScopa(num_envs, self.rules, episode=episode, reward=reward, seed=seed)
+        self.engine = BatchedScopa(
+            num_envs, self.rules, table=self.table, episode=episode, reward=reward, seed=seed
+        )
         self.num_envs = num_envs
         self.opponent = _resolve_opponent(opponent, self.rules, seed)
         self.rng = self._opponent_rng(seed)
         self.seat = self._initial_seats()
-        self.final_obs = np.zeros((num_envs, OBS_SIZE), np.float32)
+        self.final_obs = np.zeros((num_envs, self.engine.obs_size), np.float32)
         self.won = np.zeros(num_envs, np.float32)
 
     @staticmethod
@@ -149,8 +172,12 @@ class LearnerBatch:
 
     def _initial_seats(self) -> np.ndarray:
         if self.seat_mode == "alternate":
-            return (np.arange(self.num_envs) % 2).astype(np.int8)
+            return (np.arange(self.num_envs) % self.sides).astype(np.int8)
         return np.full(self.num_envs, self.seat_mode, np.int8)
+
+    def learner_to_act(self) -> np.ndarray:
+        """Whether the seat to act in each game is on the learner's side."""
+        return self.engine.player % self.sides == self.seat
 
     @property
     def obs(self) -> np.ndarray:
@@ -181,7 +208,7 @@ class LearnerBatch:
     def _opponents_move(self, rewards: np.ndarray, done: np.ndarray) -> None:
         engine = self.engine
         while True:
-            games = np.flatnonzero(engine.player != self.seat)
+            games = np.flatnonzero(engine.player % self.sides != self.seat)
             if not games.shape[0]:
                 return
             if self.opponent is None:
@@ -194,7 +221,7 @@ class LearnerBatch:
     def _collect(
         self, games: np.ndarray, result: BatchStep, rewards: np.ndarray, done: np.ndarray
     ) -> None:
-        seat = self.seat[games]
+        seat = self.seat[games]  # the learner's side, and its first seat
         rows = np.arange(games.shape[0])
         # A deal cannot end on an opponent's first moves of the next episode, so nothing here
         # belongs to an episode that starts within this step.
@@ -208,11 +235,11 @@ class LearnerBatch:
         winner = result.infos["winner"][ended]
         self.won[g] = np.where(winner < 0, 0.0, np.where(winner == seat[ended], 1.0, -1.0))
         if self.seat_mode == "alternate":
-            self.seat[g] ^= 1
+            self.seat[g] = (self.seat[g] + 1) % self.sides
 
 
 class ScopaVectorEnv(gymnasium.vector.VectorEnv):
-    """``num_envs`` games of Scopa from the learner's seat, as a Gymnasium ``VectorEnv``.
+    """``num_envs`` games from the learner's side, as a Gymnasium ``VectorEnv``.
 
     Arguments as ``LearnerBatch`` (see the module docstring). ``copy=False`` returns the engine's
     observation buffer itself (overwritten by the next step) instead of a copy.
@@ -231,7 +258,10 @@ class ScopaVectorEnv(gymnasium.vector.VectorEnv):
         self.batch = LearnerBatch(num_envs, rules, **options)
         self.num_envs = num_envs
         self.copy = copy
-        self.single_observation_space = spaces.Box(0.0, OBS_HIGH, (OBS_SIZE,), np.float32)
+        engine = self.batch.engine
+        self.single_observation_space = spaces.Box(
+            0.0, engine.obs_high, (engine.obs_size,), np.float32
+        )
         self.single_action_space = spaces.Discrete(NUM_ACTIONS)
         self.observation_space = batch_space(self.single_observation_space, num_envs)
         self.action_space = batch_space(self.single_action_space, num_envs)
@@ -278,7 +308,7 @@ class ScopaVectorEnv(gymnasium.vector.VectorEnv):
 
 
 class _SB3Methods:
-    """``num_envs`` games of Scopa from the learner's seat, as a Stable-Baselines3 ``VecEnv``.
+    """``num_envs`` games from the learner's side, as a Stable-Baselines3 ``VecEnv``.
 
     Arguments as ``LearnerBatch`` (see the module docstring). ``env_method("action_masks")`` and
     ``has_attr("action_masks")`` serve sb3-contrib's ``MaskablePPO``. The class is built on first
@@ -303,7 +333,8 @@ class _SB3Methods:
         self._actions: np.ndarray | None = None
         self._return = np.zeros(num_envs, np.float64)
         self._length = np.zeros(num_envs, np.int64)
-        observation_space = spaces.Box(0.0, OBS_HIGH, (OBS_SIZE,), np.float32)
+        engine = self.batch.engine
+        observation_space = spaces.Box(0.0, engine.obs_high, (engine.obs_size,), np.float32)
         super().__init__(num_envs, observation_space, spaces.Discrete(NUM_ACTIONS))  # type: ignore[call-arg]
 
     def reset(self) -> np.ndarray:

@@ -1,9 +1,12 @@
-"""The batched engine against ``scopa_v0`` and the capture reference of ``captures.py``.
+"""The batched engine against the AEC environments and the capture reference of ``captures.py``.
 
-The differential test plays many games at once in ``BatchedScopa`` and, beside it, one
-``scopa_v0`` environment per game, dealt from the same generator sequence (``deal_source``
+The differential test plays many games at once in ``BatchedScopa`` and, beside it, one AEC
+environment per game (``environments.make_aec``: ``scopa_v0`` at the Scopa tables,
+``scopone_v0`` at the Scopone ones), dealt from the same generator sequence (``deal_source``
 replays each environment's seeded draws) and driven by the same random legal actions. At every
-step the observation, mask, player to act, rewards, terminations and infos must be identical.
+step, at every table, the observation, mask, seat to act, every seat's reward, terminations
+and infos (deal score and match score per side, the winner, the final observations) must be
+identical.
 """
 
 from __future__ import annotations
@@ -14,7 +17,6 @@ from typing import Any
 import numpy as np
 import pytest
 
-from scopa_env import scopa_v0
 from scopa_env.batched import (
     DEAL_SCORE_FIELDS,
     BatchedScopa,
@@ -25,8 +27,10 @@ from scopa_env.batched_tables import BIT, NO_CARD, NOBODY, pattern_rows
 from scopa_env.captures import capture_sets, consistent_sets, pickable_cards
 from scopa_env.cards import cards_of, mask_of
 from scopa_env.engine import Deal, IllegalMoveError, needs_redeal
+from scopa_env.environments import make_aec
 from scopa_env.observation import encode
 from scopa_env.rules import Rules
+from scopa_env.tables import TABLES, Table
 
 CONFIGS: dict[str, dict[str, Any]] = {
     "scopa": {},
@@ -58,24 +62,36 @@ CONFIGS: dict[str, dict[str, Any]] = {
     ).to_dict(),
 }
 MODES = (("match", "match"), ("deal", "points"), ("deal", "match"), ("match", "points"))
-AGENTS = ("player_0", "player_1")
+TABLE_NAMES = tuple(TABLES)
+
+
+def seat_of(agent: str) -> int:
+    return int(agent.removeprefix("player_"))
+
+
+def side_of_winner(winner: str | tuple[str, ...] | None, table: Table) -> int:
+    """The side an AEC ``winner`` info names (an agent, or a partnership's agents), -1 for none."""
+    if winner is None:
+        return -1
+    return table.side_of(seat_of(winner if isinstance(winner, str) else winner[0]))
 
 
 class ReplayedDecks:
-    """Each game's ``scopa_v0`` draws, replayed: ``reset(seed)`` then ``Deal.new`` per deal."""
+    """Each game's AEC draws, replayed: ``reset(seed)`` then ``Deal.new`` per deal."""
 
-    def __init__(self, seeds: list[int], rules: Rules) -> None:
+    def __init__(self, seeds: list[int], rules: Rules, table: Table = TABLES["scopa"]) -> None:
         self.rngs = [np.random.default_rng(seed) for seed in seeds]
         self.rules = rules
+        self.table = table
 
     def __call__(self, games: np.ndarray, new_episode: np.ndarray) -> tuple[Any, Any]:
         decks, firsts = [], []
         for game, new in zip(games.tolist(), new_episode.tolist(), strict=True):
             rng = self.rngs[game]
-            firsts.append(int(rng.integers(2)) if new else 0)
+            firsts.append(int(rng.integers(self.table.players)) if new else 0)
             while True:  # Deal.new's redeal loop
                 deck = rng.permutation(40).tolist()
-                if not needs_redeal(deck[6:10], self.rules):
+                if not needs_redeal(self.table.table_of(deck), self.rules):
                     break
             decks.append(deck)
         return np.array(decks), np.array(firsts)
@@ -89,14 +105,22 @@ def run_differential(
     steps: int,
     seed: int,
     subsets: bool = False,
+    table: str = "scopa",
 ) -> Counter[str]:
     """Drive both implementations in lockstep; returns counts of what was exercised."""
+    kind = TABLES[table]
+    agents = kind.agents
     seeds = [seed * 1000 + i for i in range(num_games)]
-    envs = [scopa_v0.raw_env(rules=rules, episode=episode, reward=reward) for _ in seeds]
+    envs = [make_aec(kind, rules=rules, episode=episode, reward=reward) for _ in seeds]
     for env, s in zip(envs, seeds, strict=True):
         env.reset(seed=s)
     batch = BatchedScopa(
-        num_games, rules, episode=episode, reward=reward, deal_source=ReplayedDecks(seeds, rules)
+        num_games,
+        rules,
+        table=table,
+        episode=episode,
+        reward=reward,
+        deal_source=ReplayedDecks(seeds, rules, kind),
     )
     batch.reset()
     rng = np.random.default_rng(seed + 7)
@@ -110,7 +134,7 @@ def run_differential(
         for g in games.tolist():
             env = envs[g]
             agent = env.agent_selection
-            assert int(agent[-1]) == batch.player[g]
+            assert seat_of(agent) == batch.player[g]
             expected = env.observe(agent)
             np.testing.assert_array_equal(batch.obs[g], expected["observation"])
             np.testing.assert_array_equal(batch.mask[g], expected["action_mask"])
@@ -121,8 +145,8 @@ def run_differential(
             env = envs[g]
             actor = env.agent_selection
             env.step(int(actions[row]))
-            assert tuple(result.rewards[row]) == (env.rewards[AGENTS[0]], env.rewards[AGENTS[1]])
-            assert bool(result.terminated[row]) == env.terminations[AGENTS[0]]
+            assert tuple(result.rewards[row]) == tuple(env.rewards[a] for a in agents)
+            assert bool(result.terminated[row]) == env.terminations[agents[0]]
             assert not result.truncated[row]
             info = env.infos[actor]
             ended = bool(result.infos.get("_deal_score", np.zeros(len(games), bool))[row])
@@ -130,15 +154,15 @@ def run_differential(
             if ended:
                 seen["deals"] += 1
                 breakdown = result.infos["deal_score"][row]
-                for p in range(2):
-                    row_scores = [info["deal_score"][p][k] for k in DEAL_SCORE_FIELDS]
-                    assert breakdown[p].tolist() == row_scores
+                assert breakdown.shape[0] == kind.sides
+                for side in range(kind.sides):
+                    side_scores = [info["deal_score"][side][k] for k in DEAL_SCORE_FIELDS]
+                    assert breakdown[side].tolist() == side_scores
                 assert tuple(result.infos["match_score"][row]) == tuple(info["match_score"])
             if result.terminated[row]:
                 seen["episodes"] += 1
-                winner = info["winner"]
-                assert result.infos["winner"][row] == (-1 if winner is None else int(winner[-1]))
-                for p, agent in enumerate(AGENTS):
+                assert result.infos["winner"][row] == side_of_winner(info["winner"], kind)
+                for p, agent in enumerate(agents):
                     np.testing.assert_array_equal(
                         result.infos["final_obs"][row, p], env.observe(agent)["observation"]
                     )
@@ -146,33 +170,45 @@ def run_differential(
     return seen
 
 
+@pytest.mark.parametrize("table", TABLE_NAMES)
 @pytest.mark.parametrize("name", sorted(CONFIGS))
-def test_matches_scopa_v0(name: str) -> None:
-    episode, reward = MODES[sorted(CONFIGS).index(name) % len(MODES)]
-    seen = run_differential(Rules(**CONFIGS[name]), episode, reward, 12, 220, seed=11)
+def test_matches_the_aec_env(name: str, table: str) -> None:
+    """Every rule set and preset at every table, each in one episode and reward mode."""
+    index = sorted(CONFIGS).index(name) + TABLE_NAMES.index(table)
+    episode, reward = MODES[index % len(MODES)]
+    seen = run_differential(Rules(**CONFIGS[name]), episode, reward, 6, 150, 11, table=table)
     assert seen["deals"] >= 5 and seen["pick steps"] > 0, seen
 
 
+@pytest.mark.parametrize("table", TABLE_NAMES)
 @pytest.mark.parametrize(("episode", "reward"), MODES)
-def test_matches_scopa_v0_every_episode_and_reward(episode: str, reward: str) -> None:
-    seen = run_differential(Rules(target=5), episode, reward, 10, 250, seed=3)
+def test_matches_the_aec_env_every_episode_and_reward(
+    episode: str, reward: str, table: str
+) -> None:
+    seen = run_differential(Rules(target=5), episode, reward, 8, 200, seed=3, table=table)
     assert seen["episodes"] >= 3, seen
 
 
-def test_matches_scopa_v0_when_stepping_subsets() -> None:
-    seen = run_differential(Rules(target=4), "match", "points", 10, 300, seed=5, subsets=True)
+@pytest.mark.parametrize("table", TABLE_NAMES)
+def test_matches_the_aec_env_when_stepping_subsets(table: str) -> None:
+    seen = run_differential(Rules(target=4), "match", "points", 8, 250, 5, True, table=table)
     assert seen["episodes"] >= 2, seen
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("table", TABLE_NAMES)
 @pytest.mark.parametrize("name", sorted(CONFIGS))
-def test_matches_scopa_v0_thousands_of_deals(name: str) -> None:
-    """About 2,000 deals per rule set, across every episode and reward mode."""
+def test_matches_the_aec_env_thousands_of_deals(name: str, table: str) -> None:
+    """About 2,000 deals per rule set at two players and 130 at every other table, across every
+    episode and reward mode."""
+    games, steps, least = (24, 800, 1500) if table == "scopa" else (6, 250, 100)
     deals = 0
     for seed, (episode, reward) in enumerate(MODES):
-        seen = run_differential(Rules(**CONFIGS[name]), episode, reward, 24, 800, seed=17 + seed)
+        seen = run_differential(
+            Rules(**CONFIGS[name]), episode, reward, games, steps, seed=17 + seed, table=table
+        )
         deals += seen["deals"]
-    assert deals >= 1500, deals
+    assert deals >= least, deals
 
 
 # Captures on arbitrary tables --------------------------------------------------------------
@@ -283,6 +319,27 @@ def test_reset_with_decks_deals_like_from_deck() -> None:
         assert batch.player[g] == firsts[g]
 
 
+@pytest.mark.parametrize("table", TABLE_NAMES)
+def test_reset_with_decks_deals_like_the_aec_options(table: str) -> None:
+    """``reset(decks, first_players)`` is the AEC ``options={"deck", "first_player"}``."""
+    kind = TABLES[table]
+    rng = np.random.default_rng(0)
+    decks = np.array([rng.permutation(40) for _ in range(6)])
+    firsts = np.arange(6) % kind.players
+    batch = BatchedScopa(6, table=table)
+    obs, mask, _ = batch.reset(decks=decks, first_players=firsts)
+    assert obs.shape == (6, batch.obs_size)
+    for g in range(6):
+        env = make_aec(kind)
+        env.reset(options={"deck": decks[g].tolist(), "first_player": int(firsts[g])})
+        expected = env.observe(env.agent_selection)
+        assert seat_of(env.agent_selection) == batch.player[g] == firsts[g]
+        np.testing.assert_array_equal(obs[g], expected["observation"])
+        np.testing.assert_array_equal(mask[g], expected["action_mask"])
+    with pytest.raises(ValueError, match="first_players"):
+        batch.reset(decks=decks, first_players=kind.players)
+
+
 def test_step_games_equals_full_steps() -> None:
     """Stepping in two halves changes nothing when each game's decks are its own."""
     rules = Rules()
@@ -354,9 +411,19 @@ def test_illegal_actions_raise_and_change_nothing() -> None:
         batch.step(actions[:3])
 
 
-def test_state_fits_in_a_kilobyte_per_game() -> None:
-    batch = BatchedScopa(100)
+@pytest.mark.parametrize("table", TABLE_NAMES)
+def test_state_fits_in_a_kilobyte_per_game(table: str) -> None:
+    batch = BatchedScopa(100, table=table)
     assert batch.state_bytes_per_game <= 1024
+
+
+def test_set_state_refuses_a_state_of_another_table() -> None:
+    batch = BatchedScopa(4, table="scopa_3", seed=0)
+    batch.reset()
+    before = batch.state.take(np.arange(4))
+    with pytest.raises(ValueError, match="3 and 3"):
+        batch.set_state(BatchState.zeros(4))
+    np.testing.assert_array_equal(batch.state.hand, before.hand)
 
 
 def test_random_legal_actions_are_uniform() -> None:

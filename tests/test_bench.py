@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from benchmark.speed import table_case
 from cli import main as cli
+from scopa_env.tables import TABLES
 
 
 def test_bench_writes_json_and_markdown(tmp_path: Path) -> None:
@@ -31,6 +33,26 @@ def test_bench_writes_json_and_markdown(tmp_path: Path) -> None:
     assert result["memory"][0]["state_bytes_per_game"] <= 1024
     table = (out / "bench.md").read_text()
     assert "| batched N=16 |" in table and "Best batch size" in table
+    # Every table, at the largest batch size asked for, beside the two-player figure.
+    assert set(result["tables"]) == set(TABLES)
+    for name, row in result["tables"].items():
+        assert row["best_batch_size"] == (result["best_batch_size"] if name == "scopa" else 16)
+        measured = result["measurements"][table_case(name, row["best_batch_size"])]
+        for clock in ("wall", "cpu"):
+            assert row[clock]["best"] == measured[clock]["best"] > 0
+            two = result["tables"]["scopa"][clock]["best"]
+            assert row[clock]["ratio"] == pytest.approx(row[clock]["best"] / two)
+            assert row["target_met"][clock] == (row[clock]["best"] >= 1_000_000)
+        assert f"| {name} | {row['best_batch_size']} |" in table
+
+
+def test_bench_measures_the_tables_asked_for(tmp_path: Path) -> None:
+    from benchmark.speed import table_sizes
+
+    assert table_sizes((1, 64, 1024, 4096)) == (1024, 4096)
+    assert table_sizes((1, 16)) == (16,)
+    with pytest.raises(ValueError, match="unknown tables"):
+        cli.main(["bench", "--tables", "scopa_5", "--no-pin", "--out", str(tmp_path)])
 
 
 def test_null_env_is_a_valid_aec_env_with_scopas_shapes() -> None:
