@@ -33,7 +33,6 @@ from scopa_env.captures import capture_table, consistent_sets, pickable_cards
 from scopa_env.cards import (
     CAPTURE_VALUE,
     COINS_MASK,
-    NUM_CARDS,
     SETTEBELLO,
     card_name,
     cards_of,
@@ -41,6 +40,7 @@ from scopa_env.cards import (
 )
 from scopa_env.engine import Deal, IllegalMoveError, Match
 from scopa_env.errors import EnvironmentArgumentError, ResetNeededError
+from scopa_env.observation import bits_to_mask
 from scopa_env.rules import Rules, resolve_rules
 from scopa_env.tables import Table
 
@@ -63,7 +63,6 @@ RESET_OPTIONS = ("deck", "first_player")
 _VALUE = [int(v) for v in CAPTURE_VALUE]
 #: An observation layout: the encoder, the upper bounds of the vector, the hand plane.
 Layout = tuple[Callable[..., np.ndarray], np.ndarray, slice]
-_MASK_BYTES = NUM_ACTIONS // 8
 
 
 class Play(NamedTuple):
@@ -538,7 +537,8 @@ class CaptureGameEnv(AECEnv, EzPickle):
     def _observe(self, player: int) -> dict[str, np.ndarray]:
         masks = self._masks
         deal = self._deal
-        choosing = player == self._current and self._pending is not None
+        current = player == self._current
+        choosing = current and self._pending is not None
         observation = self._encoder(
             masks["hands"],
             masks["table"],
@@ -554,15 +554,10 @@ class CaptureGameEnv(AECEnv, EzPickle):
             match_score=self._score_before,
             target=self.rules.target,
         )
-        if player != self._current:
-            mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
-        elif self._pending is None:
-            # Every card in hand may be played: the mask is the hand plane, already encoded.
-            mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
-            mask[:NUM_CARDS] = observation[self._hand]
+        if current:
+            mask = bits_to_mask(self._legal, NUM_ACTIONS)
         else:
-            legal = np.frombuffer(self._legal.to_bytes(_MASK_BYTES, "little"), dtype=np.uint8)
-            mask = np.unpackbits(legal, bitorder="little").view(np.int8)
+            mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
         return {"observation": observation, "action_mask": mask}
 
     def _play(self, card: int, capture: int) -> None:
