@@ -8,8 +8,11 @@ Benchmark   What is timed                                            Target
 ==========  =======================================================  =========================
 engine      random playouts of whole deals with ``Deal``:            >= 1/2 OpenSpiel
             ``legal_moves()`` + ``play()`` (and the fast path)
-aec         a random masked-action AEC loop (``last``, mask,         >= 3x ``connect_four_v3``
-            ``step``) over ``scopa_v0.env()``
+aec         a random masked-action AEC loop (``last``, mask,         ``raw_env`` >= 3x
+            ``step``) over ``scopa_v0.raw_env()`` and ``.env()``;     ``connect_four_v3``'s;
+            the same loop at every other table                       ``env()`` >= 0.8x the
+                                                                     null env's; every table
+                                                                     >= 0.9x two players
 batched     ``BatchedScopa.step`` with observations and masks,       >= 1M/s on one core and
             uniform random legal actions, batch size 1..16384        >= 10x OpenSpiel
 tables      the same at every other table (``scopa_3`` .. Scopone),  >= 1M/s on one core each
@@ -56,6 +59,10 @@ QUICK_BATCH_SIZES = (1, 64, 1024, 4096, 16384)
 #: A benchmark: given a time budget in seconds, run and return ``(decisions, seconds)``.
 Runner = Callable[[float], tuple[int, float]]
 BENCH_LIBRARIES = ("scopa-env", "numpy", "pettingzoo", "open-spiel", "gymnasium")
+#: The tables of more than two seats whose AEC loop is held to the two-player one.
+AEC_TABLES = ("scopa_3", "scopa_4", "scopa_6", "scopone")
+#: The least rate of a table's AEC loop, as a fraction of the two-player one.
+AEC_TABLE_TARGET = 0.9
 
 
 # Benchmarks -----------------------------------------------------------------------------------
@@ -453,6 +460,7 @@ def benchmark(
     from pettingzoo.classic import connect_four_v3
 
     from scopa_env import scopa_v0
+    from scopa_env.environments import make_aec
     from scopa_env.tables import TABLES
 
     if tables is None:
@@ -477,6 +485,10 @@ def benchmark(
         "pettingzoo connect_four_v3 raw_env (AEC)": aec_loop(connect_four_v3.raw_env, seed),
         "scopa_v0 raw_env (AEC)": aec_loop(lambda: scopa_v0.raw_env(rules=rules), seed),
     }
+    for table in AEC_TABLES:
+        cases[f"{table} raw_env (AEC)"] = aec_loop(
+            lambda table=table: make_aec(table, wrapped=False, rules=rules), seed
+        )
     for n in sizes:
         cases[f"batched N={n}"] = batched_steps(n, rules, seed)
     for table in tables:
@@ -514,6 +526,11 @@ def benchmark(
         "scopa_v0 AEC / connect_four_v3 AEC": ratio(
             measurements["scopa_v0 (AEC)"], measurements["pettingzoo connect_four_v3 (AEC)"], 3.0
         ),
+        "scopa_v0 AEC / null env, same wrappers": ratio(
+            measurements["scopa_v0 (AEC)"],
+            measurements["null env under the same wrappers (AEC)"],
+            0.8,
+        ),
         "ceiling: null env / connect_four_v3 AEC, same wrappers": ratio(
             measurements["null env under the same wrappers (AEC)"],
             measurements["pettingzoo connect_four_v3 (AEC)"],
@@ -526,6 +543,12 @@ def benchmark(
         ),
         f"batched (N={best_n}) / OpenSpiel crazy_eights": ratio(batched, openspiel, 10.0),
     }
+    for table in AEC_TABLES:
+        ratios[f"{table} raw_env / scopa_v0 raw_env"] = ratio(
+            measurements[f"{table} raw_env (AEC)"],
+            measurements["scopa_v0 raw_env (AEC)"],
+            AEC_TABLE_TARGET,
+        )
     memory = [batched_memory(n, rules, seed) for n in sorted({min(sizes), best_n, max(sizes)})]
     result = {
         "started": started,

@@ -3,7 +3,7 @@ action space, the capture-picking phase, rewards, infos, reset options and pickl
 
 ``CaptureGameEnv`` plays any table of the engine (``scopa_env.tables``), which names the agents
 and the sides. A subclass supplies only what differs between the games: its table, the
-observation layout (encoder, bounds, hand plane) of that table, the render scene and its
+observation layout (encoder, bounds) of that table, the render scene and its
 metadata. Each environment module documents the environment itself.
 
 Rewards and infos are per side, and every seat of a side receives its side's: with rewards
@@ -33,7 +33,6 @@ from scopa_env.captures import capture_table, consistent_sets, pickable_cards
 from scopa_env.cards import (
     CAPTURE_VALUE,
     COINS_MASK,
-    NUM_CARDS,
     SETTEBELLO,
     card_name,
     cards_of,
@@ -41,6 +40,7 @@ from scopa_env.cards import (
 )
 from scopa_env.engine import Deal, IllegalMoveError, Match
 from scopa_env.errors import EnvironmentArgumentError, ResetNeededError
+from scopa_env.observation import bits_to_mask
 from scopa_env.rules import Rules, resolve_rules
 from scopa_env.tables import Table
 
@@ -61,9 +61,8 @@ RENDER_MODES = ("human", "ansi", "rgb_array")
 RESET_OPTIONS = ("deck", "first_player")
 
 _VALUE = [int(v) for v in CAPTURE_VALUE]
-#: An observation layout: the encoder, the upper bounds of the vector, the hand plane.
-Layout = tuple[Callable[..., np.ndarray], np.ndarray, slice]
-_MASK_BYTES = NUM_ACTIONS // 8
+#: An observation layout: the encoder and the upper bounds of the vector.
+Layout = tuple[Callable[..., np.ndarray], np.ndarray]
 
 
 class Play(NamedTuple):
@@ -81,11 +80,45 @@ class IllegalActionError(IllegalMoveError):
 
 
 def classic_wrappers(aec: AECEnv) -> AECEnv:
-    """``aec`` in PettingZoo's classic wrappers: an illegal action loses with -1."""
-    aec = wrappers.TerminateIllegalWrapper(aec, illegal_reward=-1)
-    aec = wrappers.AssertOutOfBoundsWrapper(aec)
-    aec = wrappers.OrderEnforcingWrapper(aec)
+    """``aec`` in PettingZoo's classic wrappers: an illegal action loses with -1.
+
+    A ``CaptureGameEnv`` publishes its per-step attributes into the wrappers (``_PUBLISHED``).
+    """
+    raw = aec
+    terminate = wrappers.TerminateIllegalWrapper(raw, illegal_reward=-1)
+    bounds = wrappers.AssertOutOfBoundsWrapper(terminate)
+    aec = wrappers.OrderEnforcingWrapper(bounds)
+    if isinstance(raw, CaptureGameEnv):
+        raw._publish_to((terminate, bounds, aec))
     return aec
+
+
+#: The attributes PettingZoo's wrappers read from the environment at every step. A wrapper
+#: finds an attribute it lacks through ``__getattr__``, one Python call per wrapper level,
+#: which costs more than a whole step of the game; so the environment writes each of these,
+#: whenever it is set, into its wrappers' own ``__dict__`` too, where plain lookup finds it.
+#: The objects are shared, so changes in place (``del rewards[agent]``) need no publishing.
+_PUBLISHED = (
+    "agents",
+    "agent_selection",
+    "rewards",
+    "_cumulative_rewards",
+    "terminations",
+    "truncations",
+    "infos",
+)
+
+
+def _published(name: str) -> property:
+    """An attribute kept in ``_published_<name>`` and written into every wrapper as set."""
+    key = f"_published_{name}"
+
+    def publish(self: CaptureGameEnv, value: Any) -> None:
+        self.__dict__[key] = value
+        for attributes in self.__dict__.get("_wrapper_dicts", ()):
+            attributes[name] = value
+
+    return property(operator.attrgetter(key), publish, doc=f"PettingZoo's ``{name}``.")
 
 
 def side_rewards(values: Sequence[float]) -> tuple[float, ...]:
@@ -119,8 +152,14 @@ class CaptureGameEnv(AECEnv, EzPickle):
     _encode: ClassVar[Callable[..., np.ndarray]]
     #: Upper bounds of the observation vector (its shape is the observation's).
     _OBS_HIGH: ClassVar[np.ndarray]
-    #: The hand plane of the observation vector (the mask of the play phase).
-    _HAND: ClassVar[slice]
+
+    agents = _published("agents")  # type: ignore[assignment]
+    agent_selection = _published("agent_selection")  # type: ignore[assignment]
+    rewards = _published("rewards")  # type: ignore[assignment]
+    _cumulative_rewards = _published("_cumulative_rewards")  # type: ignore[assignment]
+    terminations = _published("terminations")  # type: ignore[assignment]
+    truncations = _published("truncations")  # type: ignore[assignment]
+    infos = _published("infos")  # type: ignore[assignment]
 
     def __init__(
         self,
@@ -163,7 +202,7 @@ class CaptureGameEnv(AECEnv, EzPickle):
         self.render_mode = render_mode
         self.show_hands = check_choice(show_hands, "show_hands", ("current", "all", *agents))
 
-        encoder, high, hand = self._layout()
+        encoder, high = self._layout()
         self.possible_agents = list(agents)
         self.agents: list[str] = []
         self.observation_spaces = {
@@ -182,7 +221,6 @@ class CaptureGameEnv(AECEnv, EzPickle):
         self._players = len(agents)
         self._index = {agent: seat for seat, agent in enumerate(agents)}
         self._encoder = encoder
-        self._hand = hand
         self._rng: np.random.Generator | None = None
         self._current: int | None = None  # the player to move; None once the game is over
 
@@ -192,7 +230,7 @@ class CaptureGameEnv(AECEnv, EzPickle):
 
     def _layout(self) -> Layout:
         """The observation layout of ``self.table`` (by default the class attributes)."""
-        return self._encode, self._OBS_HIGH, self._HAND
+        return self._encode, self._OBS_HIGH
 
     def _scene(self) -> render.Scene | render.TableScene:
         """The ``scopa_env.render`` scene of the current position, as ``show_hands`` asks."""
@@ -431,10 +469,19 @@ class CaptureGameEnv(AECEnv, EzPickle):
             return agents[side]
         return tuple(agents[seat] for seat in self.table.seats_of(side))
 
+    def _publish_to(self, wrapper_chain: Sequence[AECEnv]) -> None:
+        """Write the ``_PUBLISHED`` attributes into these wrappers of this environment from
+        now on (from the next reset: before it the wrappers' own checks still apply)."""
+        self._wrappers = tuple(wrapper_chain)
+        self._wrapper_dicts = tuple(vars(wrapper) for wrapper in self._wrappers)
+
     # Pickling keeps the game, not just the constructor arguments ---------------------------
 
     def __getstate__(self) -> dict[str, Any]:
         state = EzPickle.__getstate__(self)
+        # The wrappers, and below the very objects they hold, so that a pickled ``env()``
+        # comes back with its wrappers and the environment sharing them again.
+        state["wrappers"] = self.__dict__.get("_wrappers", ())
         if "_deal" in self.__dict__:
             state["game"] = {
                 "deal": self._deal.to_dict(),
@@ -445,21 +492,23 @@ class CaptureGameEnv(AECEnv, EzPickle):
                 "options": self._options,
                 "picked": self._picked,
                 "last_play": self._last_play,
-                "agents": list(self.agents),
+                "agents": self.agents,
                 "agent_selection": self.agent_selection,
                 "skip_agent_selection": self._skip_agent_selection,
-                "rewards": dict(self.rewards),
-                "cumulative_rewards": dict(self._cumulative_rewards),
+                "rewards": self.rewards,
+                "cumulative_rewards": self._cumulative_rewards,
                 "rewards_pending": self._rewards_pending,
                 "done": self._done,
-                "terminations": dict(self.terminations),
-                "truncations": dict(self.truncations),
-                "infos": {agent: dict(info) for agent, info in self.infos.items()},
+                "terminations": self.terminations,
+                "truncations": self.truncations,
+                "infos": self.infos,
             }
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         EzPickle.__setstate__(self, state)
+        if state.get("wrappers"):
+            self._publish_to(state["wrappers"])
         game = state.get("game")
         if game is None:
             return
@@ -540,7 +589,8 @@ class CaptureGameEnv(AECEnv, EzPickle):
     def _observe(self, player: int) -> dict[str, np.ndarray]:
         masks = self._masks
         deal = self._deal
-        choosing = player == self._current and self._pending is not None
+        current = player == self._current
+        choosing = current and self._pending is not None
         observation = self._encoder(
             masks["hands"],
             masks["table"],
@@ -556,15 +606,10 @@ class CaptureGameEnv(AECEnv, EzPickle):
             match_score=self._score_before,
             target=self.rules.target,
         )
-        if player != self._current:
-            mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
-        elif self._pending is None:
-            # Every card in hand may be played: the mask is the hand plane, already encoded.
-            mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
-            mask[:NUM_CARDS] = observation[self._hand]
+        if current:
+            mask = bits_to_mask(self._legal, NUM_ACTIONS)
         else:
-            legal = np.frombuffer(self._legal.to_bytes(_MASK_BYTES, "little"), dtype=np.uint8)
-            mask = np.unpackbits(legal, bitorder="little").view(np.int8)
+            mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
         return {"observation": observation, "action_mask": mask}
 
     def _play(self, card: int, capture: int) -> None:

@@ -229,6 +229,13 @@ class Deal:
                 f"a deck must hold each of the 40 cards once; got {len(deck)} cards"
                 + (f", missing {[card_name(c) for c in missing]}" if missing else "")
             )
+        return cls._from_valid_deck(deck, first_player, rules, kind)
+
+    @classmethod
+    def _from_valid_deck(
+        cls, deck: tuple[int, ...], first_player: int, rules: Rules, kind: Table
+    ) -> Deal:
+        """``from_deck`` for a deck, seat, rules and table already checked."""
         deal = cls._blank(rules, kind, first_player)
         deal._hands = [0] * kind.players
         deal._stock = deck
@@ -254,10 +261,11 @@ class Deal:
         kind = resolve_table(kind)
         if not isinstance(rng, np.random.Generator):
             raise PositionError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+        first_player = _check_player(first_player, "first_player", kind.players)
         while True:
-            deck = rng.permutation(NUM_CARDS).tolist()
+            deck = tuple(rng.permutation(NUM_CARDS).tolist())
             if not needs_redeal(kind.table_of(deck), rules):
-                return cls.from_deck(deck, first_player, rules, kind)
+                return cls._from_valid_deck(deck, first_player, rules, kind)
 
     @classmethod
     def from_position(

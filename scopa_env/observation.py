@@ -34,11 +34,12 @@ All values lie in [0, 1] except ``match_score`` (in [0, 4]). The vector is float
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import struct
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from scopa_env.cards import NUM_CARDS
+from scopa_env.cards import ALL_CARDS_MASK, NUM_CARDS
 from scopa_env.info_state import InfoState, register_decoder
 
 PLANES = (
@@ -93,20 +94,73 @@ OBS_HIGH[OBS_SLICES["match_score"]] = MATCH_SCORE_CAP
 _BYTE_BITS = np.unpackbits(
     np.arange(256, dtype=np.uint8)[:, None], axis=1, bitorder="little"
 ).astype(np.float32)
+_BYTE_BITS_INT8 = _BYTE_BITS.astype(np.int8)
 _CARD_BYTES = NUM_CARDS // 8
 _BIT_WEIGHTS = np.uint64(1) << np.arange(NUM_CARDS, dtype=np.uint64)
 _PLANE_INDEX = {name: i for i, name in enumerate(PLANES)}
 
 
+def stack_masks(masks: Iterable[int]) -> int:
+    """Card bit masks side by side in one integer: mask ``i`` in bits ``40 i`` to ``40 i + 39``."""
+    bits = shift = 0
+    for mask in masks:
+        bits |= mask << shift
+        shift += NUM_CARDS
+    return bits
+
+
+def bits_to_planes(bits: int, num_planes: int) -> np.ndarray:
+    """The ``num_planes`` 40-wide 0/1 float32 planes of ``stack_masks``'s integer, in one lookup."""
+    raw = np.frombuffer(bits.to_bytes(num_planes * _CARD_BYTES, "little"), dtype=np.uint8)
+    return _BYTE_BITS.take(raw, axis=0).ravel()
+
+
+def bits_to_mask(bits: int, size: int) -> np.ndarray:
+    """A 0/1 int8 vector of ``size`` (a multiple of 8) entries from a bit mask: action masks."""
+    raw = np.frombuffer(bits.to_bytes(size // 8, "little"), dtype=np.uint8)
+    return _BYTE_BITS_INT8.take(raw, axis=0).ravel()
+
+
 def mask_to_plane(mask: int) -> np.ndarray:
     """A 40-wide 0/1 float32 vector from a card bit mask."""
-    return _BYTE_BITS[np.frombuffer(mask.to_bytes(_CARD_BYTES, "little"), dtype=np.uint8)].ravel()
+    return masks_to_planes((mask,))
 
 
 def masks_to_planes(masks: Iterable[int]) -> np.ndarray:
     """The 40-wide planes of several card bit masks, one after another, in one lookup."""
-    raw = b"".join(mask.to_bytes(_CARD_BYTES, "little") for mask in masks)
-    return _BYTE_BITS[np.frombuffer(raw, dtype=np.uint8)].ravel()
+    masks = tuple(masks)
+    for mask in masks:
+        if not 0 <= mask <= ALL_CARDS_MASK:
+            raise ValueError(f"a card mask is an integer in [0, 2**40), got {mask!r}")
+    return bits_to_planes(stack_masks(masks), len(masks))
+
+
+def scalar_format(count: int) -> struct.Struct:
+    """The packing of ``count`` float32 scalar features, for ``write_observation``."""
+    return struct.Struct(f"<{count}f")
+
+
+def write_observation(
+    bits: int,
+    num_planes: int,
+    scalars: struct.Struct,
+    values: Sequence[float],
+    out: np.ndarray | None = None,
+) -> np.ndarray:
+    """An observation vector: the planes of ``stack_masks``'s ``bits``, then ``values``.
+
+    The vector is new unless ``out`` is given; the scalars go in as float32, rounded as numpy
+    rounds a Python float.
+    """
+    start = num_planes * NUM_CARDS
+    if out is not None:
+        out[:start] = bits_to_planes(bits, num_planes)
+        out[start:] = values
+        return out
+    obs = np.empty(start + scalars.size // 4, dtype=np.float32)
+    obs[:start] = bits_to_planes(bits, num_planes)
+    scalars.pack_into(obs, 4 * start, *values)  # type: ignore[arg-type]  # a writable buffer
+    return obs
 
 
 def planes_to_masks(observations: np.ndarray, num_planes: int = NUM_PLANES) -> np.ndarray:
@@ -115,6 +169,9 @@ def planes_to_masks(observations: np.ndarray, num_planes: int = NUM_PLANES) -> n
     planes = np.asarray(observations)[..., : num_planes * NUM_CARDS]
     bits = planes.reshape(*planes.shape[:-1], num_planes, NUM_CARDS) > 0.5
     return (bits.astype(np.uint64) * _BIT_WEIGHTS).sum(axis=-1, dtype=np.uint64)
+
+
+_SCALARS = scalar_format(OBS_SIZE - NUM_PLANES * NUM_CARDS)
 
 
 def plane(obs: np.ndarray, name: str) -> np.ndarray:
@@ -142,24 +199,23 @@ def encode(
     """The observation of ``player`` from the masks of a deal and the match around it."""
     opp = 1 - player
     hand = hands[player]
-    unseen = ((1 << NUM_CARDS) - 1) & ~(hand | table | piles[0] | piles[1])
     pending = 0 if pending_card is None else 1 << pending_card
-    planes = (
-        hand & ~pending,
-        table,
-        piles[player],
-        piles[opp],
-        played[player],
-        played[opp],
-        unseen,
-        pending,
-        picked,
+    bits = stack_masks(
+        (
+            hand & ~pending,
+            table,
+            piles[player],
+            piles[opp],
+            played[player],
+            played[opp],
+            ALL_CARDS_MASK & ~(hand | table | piles[0] | piles[1]),  # unseen
+            pending,
+            picked,
+        )
     )
-    obs = np.empty(OBS_SIZE, dtype=np.float32) if out is None else out
-    obs[: NUM_PLANES * NUM_CARDS] = masks_to_planes(planes)
     last = 2 if last_capturer is None else (0 if last_capturer == player else 1)
     choosing = pending_card is not None
-    obs[NUM_PLANES * NUM_CARDS :] = (
+    values = (
         float(not choosing),
         float(choosing),
         stock_size / STOCK_SCALE,
@@ -174,7 +230,7 @@ def encode(
         float(last == 1),
         float(last == 2),
     )
-    return obs
+    return write_observation(bits, NUM_PLANES, _SCALARS, values, out)
 
 
 def decode(observation: np.ndarray) -> InfoState:

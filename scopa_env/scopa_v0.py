@@ -188,7 +188,7 @@ from scopa_env.capture_env import (
     classic_wrappers,
 )
 from scopa_env.cards import COINS_MASK, SETTEBELLO, cards_of
-from scopa_env.observation import OBS_HIGH, OBS_SLICES, encode
+from scopa_env.observation import OBS_HIGH, encode
 from scopa_env.rules import Rules
 from scopa_env.table_observation import layout_for
 from scopa_env.tables import SCOPA, SCOPA_TABLES, Table, resolve_table, scopa_table
@@ -235,7 +235,6 @@ class raw_env(CaptureGameEnv):  # noqa: N801 - PettingZoo's naming convention
     metadata = {**CaptureGameEnv.metadata, "name": "scopa_v0"}
     _encode = staticmethod(encode)
     _OBS_HIGH = OBS_HIGH
-    _HAND = OBS_SLICES["hand"]
 
     def __init__(
         self,
@@ -259,9 +258,9 @@ class raw_env(CaptureGameEnv):  # noqa: N801 - PettingZoo's naming convention
 
     def _layout(self) -> Layout:
         if self.table == SCOPA:
-            return encode, OBS_HIGH, OBS_SLICES["hand"]
+            return encode, OBS_HIGH
         layout = layout_for(self.table)
-        return layout.encode, layout.high, layout.slices["hand"]
+        return layout.encode, layout.high
 
     def _scene(self) -> render.Scene | render.TableScene:
         """The scene of the position as ``show_hands`` asks."""

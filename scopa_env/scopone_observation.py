@@ -46,8 +46,10 @@ from scopa_env.observation import (
     MATCH_SCORE_CAP,
     TARGET_SCALE,
     layout_slices,
-    masks_to_planes,
     planes_to_masks,
+    scalar_format,
+    stack_masks,
+    write_observation,
 )
 
 PLANES = (
@@ -86,6 +88,11 @@ SCOPE_SCALE = 20.0
 #: Upper bound of each feature, for the observation space.
 OBS_HIGH = np.ones(OBS_SIZE, dtype=np.float32)
 OBS_HIGH[OBS_SLICES["match_score"]] = MATCH_SCORE_CAP
+_SCALARS = scalar_format(OBS_SIZE - NUM_PLANES * NUM_CARDS)
+#: Per observer seat: the seats at offsets 0 (me), 1 (next), 2 (partner), 3 (prev).
+_SEATS = tuple(tuple((player + offset) % 4 for offset in range(4)) for player in range(4))
+#: Per dealer offset from the observer: the one-hot ``dealer`` feature.
+_DEALER = tuple(tuple(float(k == i) for i in range(4)) for k in range(4))
 
 
 def plane(obs: np.ndarray, name: str) -> np.ndarray:
@@ -114,31 +121,29 @@ def encode(
     ``hands``, ``piles``, ``played`` and ``scope`` are per seat; ``match_score`` is per
     partnership (seats 0 and 2, then 1 and 3).
     """
-    seats = [(player + offset) % 4 for offset in range(4)]
-    me, after, partner, before = seats
+    me, after, partner, before = _SEATS[player]
     ours, theirs = piles[me] | piles[partner], piles[after] | piles[before]
     hand = hands[me]
-    unseen = ALL_CARDS_MASK & ~(hand | table | ours | theirs)
     pending = 0 if pending_card is None else 1 << pending_card
-    planes = (
-        hand & ~pending,
-        table,
-        ours,
-        theirs,
-        played[me],
-        played[after],
-        played[partner],
-        played[before],
-        unseen,
-        pending,
-        picked,
+    bits = stack_masks(
+        (
+            hand & ~pending,
+            table,
+            ours,
+            theirs,
+            played[me],
+            played[after],
+            played[partner],
+            played[before],
+            ALL_CARDS_MASK & ~(hand | table | ours | theirs),  # unseen
+            pending,
+            picked,
+        )
     )
-    obs = np.empty(OBS_SIZE, dtype=np.float32) if out is None else out
-    obs[: NUM_PLANES * NUM_CARDS] = masks_to_planes(planes)
     team = me & 1
     last = 2 if last_capturer is None else (0 if last_capturer & 1 == team else 1)
     choosing = pending_card is not None
-    obs[NUM_PLANES * NUM_CARDS :] = (
+    values = (
         float(not choosing),
         float(choosing),
         hands[after].bit_count() / HAND_SCALE,
@@ -149,12 +154,12 @@ def encode(
         min(match_score[team] / target, MATCH_SCORE_CAP),
         min(match_score[1 - team] / target, MATCH_SCORE_CAP),
         target / TARGET_SCALE,
-        *(float(dealer == seat) for seat in seats),
+        *_DEALER[(dealer - me) % 4],
         float(last == 0),
         float(last == 1),
         float(last == 2),
     )
-    return obs
+    return write_observation(bits, NUM_PLANES, _SCALARS, values, out)
 
 
 def decode(observation: np.ndarray) -> InfoState:

@@ -169,7 +169,7 @@ from scopa_env.capture_env import (
     classic_wrappers,
 )
 from scopa_env.rules import Rules
-from scopa_env.scopone_observation import OBS_HIGH, OBS_SLICES, encode
+from scopa_env.scopone_observation import OBS_HIGH, encode
 from scopa_env.tables import TABLES, Table
 
 __all__ = [
@@ -222,7 +222,6 @@ class raw_env(CaptureGameEnv):  # noqa: N801 - PettingZoo's naming convention
     metadata = {**CaptureGameEnv.metadata, "name": "scopone_v0"}
     _encode = staticmethod(_encode)
     _OBS_HIGH = OBS_HIGH
-    _HAND = OBS_SLICES["hand"]
 
     def __init__(
         self,

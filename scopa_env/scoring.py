@@ -8,7 +8,7 @@ missing a suit never wins primiera. With two sides this is "strictly ahead of th
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 
 from scopa_env.cards import COINS_MASK, PRIMIERA_VALUE, RE_BELLO, SETTEBELLO
 from scopa_env.rules import Rules
@@ -57,7 +57,13 @@ class ScoreBreakdown:
         )
 
     def to_dict(self) -> dict[str, int]:
-        return {**asdict(self), "total": self.total}
+        points = {name: getattr(self, name) for name in _CATEGORIES}
+        points["total"] = self.total
+        return points
+
+
+#: The categories of a ``ScoreBreakdown``, in order (``to_dict`` without ``asdict``'s copying).
+_CATEGORIES = tuple(f.name for f in fields(ScoreBreakdown))
 
 
 def primiera_total(pile: int) -> int | None:

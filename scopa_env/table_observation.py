@@ -47,6 +47,7 @@ registers its decoder with ``scopa_env.info_state`` under its size, and the size
 
 from __future__ import annotations
 
+import operator
 from functools import cached_property
 from typing import Any
 
@@ -58,8 +59,10 @@ from scopa_env.observation import (
     MATCH_SCORE_CAP,
     TARGET_SCALE,
     layout_slices,
-    masks_to_planes,
     planes_to_masks,
+    scalar_format,
+    stack_masks,
+    write_observation,
 )
 from scopa_env.tables import TABLES, Table
 
@@ -105,8 +108,14 @@ class TableLayout:
         self._one_hot = tuple(tuple(float(k == i) for i in range(n)) for k in range(n))
         self._one_hot_last = tuple(tuple(float(k == i) for i in range(n + 1)) for k in range(n + 1))
         self._no_scores = (0,) * table.sides
-        self._planes_stop = len(self.planes) * NUM_CARDS
+        self._num_planes = len(self.planes)
+        self._scalars = scalar_format(self.size - self._num_planes * NUM_CARDS)
         self._hand_scale = float(table.hand_size)
+        #: Per observer seat: the seats by offset (0 first), and those after me (1 on).
+        self._by_offset = tuple(operator.itemgetter(*order) for order in self._seats)
+        self._after_me = tuple(operator.itemgetter(*order[1:]) for order in self._seats)
+        #: The ``hand_sizes`` feature of each number of cards a hand mask can hold.
+        self._hand_values = [k / self._hand_scale for k in range(NUM_CARDS + 1)]
         self._stock_scale = float(NUM_CARDS - table.round_cards - table.table_size)
         self._scope_scale = float(table.hand_size * table.rounds)
 
@@ -182,34 +191,33 @@ class TableLayout:
     ) -> np.ndarray:
         """The observation of seat ``player`` from a deal's masks (``Deal.masks``): the
         arguments of ``scopa_env.observation.encode``, per seat, ``match_score`` per side."""
-        seats = self._seats[player]
+        by_offset = self._by_offset[player]
         hand = hands[player]
         captured = 0
         for pile in piles:
             captured |= pile
         pending = 0 if pending_card is None else 1 << pending_card
         unseen = ALL_CARDS_MASK & ~(hand | table | captured)
-        masks = [hand & ~pending, table]
-        masks += [piles[s] for s in seats]
-        masks += [played[s] for s in seats]
-        masks += (unseen, pending, picked)
-        obs = np.empty(self.size, dtype=np.float32) if out is None else out
-        planes = self._planes_stop
-        obs[:planes] = masks_to_planes(masks)
-        n = len(seats)
+        bits = stack_masks(
+            (hand & ~pending, table, *by_offset(piles), *by_offset(played), unseen, pending, picked)
+        )
+        n = self.table.players
         scores = match_score or self._no_scores
-        hand_scale, scope_scale = self._hand_scale, self._scope_scale
+        scope_scale = self._scope_scale
         choosing = pending_card is not None
-        scalars = [float(not choosing), float(choosing), stock_size / self._stock_scale]
-        scalars += [hands[s].bit_count() / hand_scale for s in seats[1:]]
-        scalars += [scope[s] / scope_scale for s in seats]
-        scalars += self._partners[player]
-        scalars += [min(scores[side] / target, MATCH_SCORE_CAP) for side in self.side_order[player]]
-        scalars.append(target / TARGET_SCALE)
-        scalars += self._one_hot[(dealer - player) % n]
-        scalars += self._one_hot_last[n if last_capturer is None else (last_capturer - player) % n]
-        obs[planes:] = scalars
-        return obs
+        values = (
+            float(not choosing),
+            float(choosing),
+            stock_size / self._stock_scale,
+            *map(self._hand_values.__getitem__, map(int.bit_count, self._after_me[player](hands))),
+            *map(scope_scale.__rtruediv__, by_offset(scope)),  # scope / scope_scale
+            *self._partners[player],
+            *[min(scores[side] / target, MATCH_SCORE_CAP) for side in self.side_order[player]],
+            target / TARGET_SCALE,
+            *self._one_hot[(dealer - player) % n],
+            *self._one_hot_last[n if last_capturer is None else (last_capturer - player) % n],
+        )
+        return write_observation(bits, self._num_planes, self._scalars, values, out)
 
     def decode(self, observation: np.ndarray) -> InfoState:
         """What the observer knows, as an ``InfoState``: pairs are (my side, every other side

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.speed import table_case
+from benchmark.speed import AEC_TABLES, table_case
 from cli import main as cli
 from scopa_env.tables import TABLES
 
@@ -20,6 +20,8 @@ def test_bench_writes_json_and_markdown(tmp_path: Path) -> None:
     result = json.loads((out / "bench.json").read_text())
     names = set(result["measurements"])
     assert {"openspiel crazy_eights", "scopa_v0 (AEC)", "batched N=16"} <= names
+    assert {f"{table} raw_env (AEC)" for table in AEC_TABLES} <= names
+    assert result["ratios"]["scopa_3 raw_env / scopa_v0 raw_env"]["target"] == 0.9
     assert all(
         m[clock]["best"] > 0 for m in result["measurements"].values() for clock in ("wall", "cpu")
     )
@@ -28,6 +30,8 @@ def test_bench_writes_json_and_markdown(tmp_path: Path) -> None:
         "scopa_v0 AEC / connect_four_v3 AEC",
         "ceiling: null env / connect_four_v3 AEC, same wrappers",
         "scopa_v0 raw_env / connect_four_v3 raw_env",
+        "scopa_v0 AEC / null env, same wrappers",
+        *(f"{table} raw_env / scopa_v0 raw_env" for table in AEC_TABLES),
         f"batched (N={result['best_batch_size']}) / OpenSpiel crazy_eights",
     }
     assert result["memory"][0]["state_bytes_per_game"] <= 1024

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import pytest
 
+from scopa_env import scopa_v0, scopone_observation, scopone_v0, table_observation
+from scopa_env.actions import NUM_ACTIONS
+from scopa_env.cards import mask_of
 from scopa_env.engine import Deal
 from scopa_env.observation import OBS_HIGH, OBS_SIZE, OBS_SLICES, PLANES, encode, plane
 
@@ -84,3 +89,166 @@ def test_encode_matches_the_card_by_card_reference(seed):
         np.testing.assert_array_equal(obs, expected)
         assert obs.dtype == np.float32 and np.all(obs >= 0) and np.all(obs <= OBS_HIGH)
         assert plane(obs, "hand").shape == (40,)
+
+
+# The encoders as they were before the fast path (one byte lookup per mask, the scalars as a
+# tuple), kept verbatim as the reference the fast encoders must equal bit for bit. ---------
+
+_OLD_BYTE_BITS = np.unpackbits(
+    np.arange(256, dtype=np.uint8)[:, None], axis=1, bitorder="little"
+).astype(np.float32)
+
+
+def _old_masks_to_planes(masks) -> np.ndarray:
+    raw = b"".join(mask.to_bytes(5, "little") for mask in masks)
+    return _OLD_BYTE_BITS[np.frombuffer(raw, dtype=np.uint8)].ravel()
+
+
+def old_encode_scopa(
+    hands, table, piles, played, stock_size, scope, last_capturer, dealer, player,
+    *, pending_card=None, picked=0, match_score=(0, 0), target=11,
+):  # fmt: skip
+    opp = 1 - player
+    hand = hands[player]
+    unseen = ((1 << 40) - 1) & ~(hand | table | piles[0] | piles[1])
+    pending = 0 if pending_card is None else 1 << pending_card
+    planes = (
+        hand & ~pending, table, piles[player], piles[opp], played[player], played[opp],
+        unseen, pending, picked,
+    )  # fmt: skip
+    obs = np.empty(OBS_SIZE, dtype=np.float32)
+    obs[:360] = _old_masks_to_planes(planes)
+    last = 2 if last_capturer is None else (0 if last_capturer == player else 1)
+    choosing = pending_card is not None
+    obs[360:] = (
+        float(not choosing), float(choosing), stock_size / 30.0, hands[opp].bit_count() / 3.0,
+        scope[player] / 18.0, scope[opp] / 18.0, min(match_score[player] / target, 4.0),
+        min(match_score[opp] / target, 4.0), target / 100.0, float(dealer == player),
+        float(last == 0), float(last == 1), float(last == 2),
+    )  # fmt: skip
+    return obs
+
+
+def old_encode_scopone(
+    hands, table, piles, played, scope, last_capturer, dealer, player,
+    *, pending_card=None, picked=0, match_score=(0, 0), target=11,
+):  # fmt: skip
+    seats = [(player + offset) % 4 for offset in range(4)]
+    me, after, partner, before = seats
+    ours, theirs = piles[me] | piles[partner], piles[after] | piles[before]
+    hand = hands[me]
+    unseen = ((1 << 40) - 1) & ~(hand | table | ours | theirs)
+    pending = 0 if pending_card is None else 1 << pending_card
+    planes = (
+        hand & ~pending, table, ours, theirs, played[me], played[after], played[partner],
+        played[before], unseen, pending, picked,
+    )  # fmt: skip
+    obs = np.empty(scopone_observation.OBS_SIZE, dtype=np.float32)
+    obs[:440] = _old_masks_to_planes(planes)
+    team = me & 1
+    last = 2 if last_capturer is None else (0 if last_capturer & 1 == team else 1)
+    choosing = pending_card is not None
+    obs[440:] = (
+        float(not choosing), float(choosing), hands[after].bit_count() / 10.0,
+        hands[partner].bit_count() / 10.0, hands[before].bit_count() / 10.0,
+        (scope[me] + scope[partner]) / 20.0, (scope[after] + scope[before]) / 20.0,
+        min(match_score[team] / target, 4.0), min(match_score[1 - team] / target, 4.0),
+        target / 100.0, *(float(dealer == seat) for seat in seats),
+        float(last == 0), float(last == 1), float(last == 2),
+    )  # fmt: skip
+    return obs
+
+
+def old_encode_table(
+    layout, hands, table, piles, played, stock_size, scope, last_capturer, dealer, player,
+    *, pending_card=None, picked=0, match_score=(), target=11,
+):  # fmt: skip
+    t = layout.table
+    n = t.players
+    seats = tuple((player + k) % n for k in range(n))
+    hand = hands[player]
+    captured = 0
+    for pile in piles:
+        captured |= pile
+    pending = 0 if pending_card is None else 1 << pending_card
+    unseen = ((1 << 40) - 1) & ~(hand | table | captured)
+    masks = [hand & ~pending, table]
+    masks += [piles[s] for s in seats]
+    masks += [played[s] for s in seats]
+    masks += (unseen, pending, picked)
+    obs = np.empty(layout.size, dtype=np.float32)
+    planes = len(masks) * 40
+    obs[:planes] = _old_masks_to_planes(masks)
+    scores = match_score or (0,) * t.sides
+    choosing = pending_card is not None
+    stock_scale = float(40 - t.round_cards - t.table_size)
+    scalars = [float(not choosing), float(choosing), stock_size / stock_scale]
+    scalars += [hands[s].bit_count() / float(t.hand_size) for s in seats[1:]]
+    scalars += [scope[s] / float(t.hand_size * t.rounds) for s in seats]
+    scalars += [float(t.side_of(s) == t.side_of(player)) for s in seats]
+    scalars += [min(scores[side] / target, 4.0) for side in layout.side_order[player]]
+    scalars.append(target / 100.0)
+    scalars += [float(k == (dealer - player) % n) for k in range(n)]
+    last = n if last_capturer is None else (last_capturer - player) % n
+    scalars += [float(k == last) for k in range(n + 1)]
+    obs[planes:] = scalars
+    return obs
+
+
+def _old_observation(env, agent: str) -> dict[str, np.ndarray]:
+    """What ``env.observe(agent)`` returned before the fast path, from the engine's state."""
+    u = env.unwrapped
+    deal, player = u.deal, u.possible_agents.index(agent)
+    masks = deal.masks
+    to_move = bool(u.agents) and not all(u.terminations.values()) and agent == u.agent_selection
+    choosing = to_move and u.pending_card is not None
+    options = {
+        "pending_card": u.pending_card if choosing else None,
+        "picked": mask_of(u.picked) if choosing else 0,
+        "match_score": u._score_before,
+        "target": u.rules.target,
+    }
+    state = (masks["hands"], masks["table"], masks["piles"], masks["played"])
+    rest = (deal.scope, deal.last_capturer, deal.dealer, player)
+    if u.table.name.startswith("scopone"):
+        obs = old_encode_scopone(*state, *rest, **options)
+    elif u.table.players == 2:
+        obs = old_encode_scopa(*state, len(deal.stock), *rest, **options)
+    else:
+        layout = table_observation.layout_for(u.table)
+        obs = old_encode_table(layout, *state, len(deal.stock), *rest, **options)
+    mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+    if to_move:
+        mask[u.legal_actions()] = 1
+    return {"observation": obs, "action_mask": mask}
+
+
+ENVIRONMENTS = {
+    "scopa": scopa_v0.raw_env,
+    "scopa_3": partial(scopa_v0.raw_env, table="scopa_3"),
+    "scopa_4": partial(scopa_v0.raw_env, table="scopa_4"),
+    "scopa_6": partial(scopa_v0.raw_env, table="scopa_6"),
+    "scopone": scopone_v0.raw_env,
+    "scopone_scientifico": partial(scopone_v0.raw_env, deal="scopone_scientifico"),
+}
+
+
+@pytest.mark.parametrize("name", list(ENVIRONMENTS))
+def test_fast_encoders_equal_the_old_ones_for_every_seat_at_every_table(name: str) -> None:
+    """Every agent's observation in every state of random matches, bit for bit, at every table,
+    with a points reward so that match scores and several deals are seen."""
+    env = ENVIRONMENTS[name](reward="points")
+    rng = np.random.default_rng(15)
+    for game in range(3):
+        env.reset(seed=game, options={"first_player": game % env.table.players})
+        for _agent in env.agent_iter():
+            if not env.agents or all(env.terminations.values()):
+                env.step(None)
+                continue
+            for other in env.possible_agents:
+                got, expected = env.observe(other), _old_observation(env, other)
+                assert got["observation"].dtype == np.float32
+                assert got["observation"].tobytes() == expected["observation"].tobytes()
+                assert got["action_mask"].dtype == np.int8
+                np.testing.assert_array_equal(got["action_mask"], expected["action_mask"])
+            env.step(int(rng.choice(env.legal_actions())))

@@ -5,6 +5,7 @@ RULES.md sections 3, 4 and 8."""
 
 from __future__ import annotations
 
+import copy
 import pickle
 import re
 import warnings
@@ -489,3 +490,56 @@ def test_info_state_reads_back_what_each_seat_knows(name: str) -> None:
             others = [before[s] for s in range(table.sides) if s != side]
             assert info.match_score == (before[side], max(others))
         random_step(env, rng)
+
+
+def _assert_wrappers_see_the_environment(env: Any) -> None:
+    """Every wrapper's own copy of a published attribute is the environment's, and lookups
+    through the wrappers give what the environment holds."""
+    from scopa_env.capture_env import _PUBLISHED
+
+    raw, wrapper = env.unwrapped, env
+    while wrapper is not raw:
+        for name in _PUBLISHED:
+            value = vars(wrapper)[name]
+            assert value == getattr(raw, name), name
+            if name != "agent_selection":
+                assert value is getattr(raw, name), name
+        wrapper = wrapper.env
+    assert env.agent_selection == raw.agent_selection and env.infos is raw.infos
+
+
+@pytest.mark.parametrize("name", ["scopa", *NAMES, "scopone"])
+def test_wrappers_share_the_attributes_they_read(name: str) -> None:
+    """``env()``'s wrappers read the environment's per-step attributes from their own
+    ``__dict__`` (published by the environment): they stay the environment's through play,
+    the end of the episode, pickling and an illegal move that ends the game."""
+    env = make_aec(name, wrapped=True)
+    with pytest.raises(AttributeError, match="before reset"):
+        _ = env.agents  # before reset, the order-enforcing wrapper's check still applies
+    env.reset(seed=3)
+    rng = np.random.default_rng(3)
+    for step in range(60):
+        _assert_wrappers_see_the_environment(env)
+        if env.terminations[env.agent_selection]:
+            env.step(None)
+            continue
+        env.step(int(rng.choice(env.unwrapped.legal_actions())))
+        if step == 30:
+            for twin in (pickle.loads(pickle.dumps(env)), copy.deepcopy(env)):
+                assert twin.unwrapped is not env.unwrapped
+                _assert_wrappers_see_the_environment(twin)
+                if not twin.terminations[twin.agent_selection]:
+                    twin.step(twin.unwrapped.legal_actions()[0])
+                _assert_wrappers_see_the_environment(twin)
+    illegal = next(a for a in range(80) if a not in env.unwrapped.legal_actions())
+    loser = env.agent_selection
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        env.step(illegal)
+    _assert_wrappers_see_the_environment(env)
+    assert all(env.terminations.values()) and env.rewards[loser] == -1
+    for _agent in env.agent_iter():
+        assert env.last()[2]
+        env.step(None)
+        _assert_wrappers_see_the_environment(env)
+    assert env.agents == []
