@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from agents.alphabeta import AlphaBetaAgent
 from agents.base import Agent, RuleAgent, reset_agent
 from agents.greedy import GreedyAgent
 from agents.heuristic import HeuristicAgent
@@ -21,6 +22,7 @@ AGENTS: dict[str, type] = {
     "greedy": GreedyAgent,
     "heuristic": HeuristicAgent,
     "ismcts": ISMCTSAgent,
+    "alphabeta": AlphaBetaAgent,
 }
 
 
@@ -50,6 +52,7 @@ def make_agent(name_or_path: str | Path, **kwargs: Any) -> Agent:
 __all__ = [
     "AGENTS",
     "Agent",
+    "AlphaBetaAgent",
     "GreedyAgent",
     "HeuristicAgent",
     "ISMCTSAgent",
