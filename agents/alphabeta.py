@@ -109,7 +109,7 @@ class AlphaBeta:
 class AlphaBetaAgent(RuleAgent):
     """Search player: alpha-beta on sampled deals, exact once the stock is empty.
 
-    About 1 ms of CPU a move at the defaults (the harness's measure, on 2 shared cores).
+    About 2 ms of CPU a move at the defaults (the harness's measure, on 2 shared cores).
 
     Args:
         rules: the rules (a ``Rules``, preset name or option dict).
@@ -127,7 +127,7 @@ class AlphaBetaAgent(RuleAgent):
     def __init__(
         self,
         rules: Rules | str | None = None,
-        samples: int = 12,
+        samples: int = 32,
         depth: int = 3,
         endgame_plies: int = 5,
         seed: int | None = None,
