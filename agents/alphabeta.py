@@ -40,10 +40,9 @@ class AlphaBeta:
     def __init__(self, rules: Rules, valuer: MoveValuer) -> None:
         self.rules = rules
         self.valuer = valuer
-        #: Point difference of the piles (player 0 minus player 1, scope aside), per pair of piles.
+        #: Point difference of the piles (player 0 minus player 1, scope aside), per pair of
+        #: piles: different orders of the same plays end in the same piles.
         self._final: dict[tuple[int, int], int] = {}
-        #: Positions searched since construction: what a decision costs.
-        self.nodes = 0
 
     def value(self, deal: Deal, depth: int, me: int, alpha: int = -_INF, beta: int = _INF) -> int:
         """The minimax value for player ``me`` of ``deal`` searched ``depth`` plies deep.
@@ -51,7 +50,6 @@ class AlphaBeta:
         At the end of the deal the value is exact (``POINT`` times the point difference);
         at depth zero before it, the material balance.
         """
-        self.nodes += 1
         if deal.is_over:
             return self.final(deal, me)
         if depth == 0:
@@ -140,7 +138,6 @@ class AlphaBetaAgent(RuleAgent):
         self.depth = depth
         self.endgame_plies = endgame_plies
         self.valuer = MoveValuer(self.rules, values)
-        self.search = AlphaBeta(self.rules, self.valuer)
 
     def choose(self, info: InfoState, moves: list[Move]) -> Move:
         totals = self.move_values(info, moves)
@@ -161,7 +158,7 @@ class AlphaBetaAgent(RuleAgent):
         depth = plies_left if exact else self.depth - 1
         # With the stock empty the unseen cards are the opponent's hand: one deal is all deals.
         samples = 1 if not info.stock_size else self.samples
-        value = self.search.value
+        value = AlphaBeta(self.rules, self.valuer).value  # its memo lives for one decision
         totals = [0] * len(moves)
         for _ in range(samples):
             deal = determinizer.sample(self.rng)

@@ -15,6 +15,7 @@ from scopa_env.cards import cards_of, mask_of, parse_card, parse_cards
 from scopa_env.engine import Deal
 from scopa_env.observation import encode
 from scopa_env.rules import Rules
+from training.play import play_match
 
 
 def last_round(mine: str, theirs: str, table: str, my_pile: str) -> Deal:
@@ -176,6 +177,18 @@ def test_reproducible_from_its_seed() -> None:
         return play_deals(players, rules, range(2))
 
     assert actions(0) == actions(0)
+
+
+def test_plays_a_whole_match_in_scopa_play() -> None:
+    env = scopa_v0.raw_env(render_mode="ansi")
+    said: list[str] = []
+
+    def human(prompt: str) -> str:
+        return str(env.deal.legal_moves()[0]).replace("(trail)", "")  # the first legal move
+
+    player = make_agent("alphabeta", seed=0, samples=4)
+    winner = play_match(env, player.act, human=0, seed=1, ask=human, say=said.append)
+    assert env.match.is_over and winner in {"player_0", "player_1"}
 
 
 def test_act_batch_plays_each_row() -> None:
