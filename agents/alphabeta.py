@@ -19,6 +19,12 @@ going to the greedy player's choice.
 
 Moves are ordered by their greedy value so that the pruning cuts early. The work is a fixed
 number of samples and plies, so the choice depends on the seed only, never on the machine.
+
+Three plies is where the search stops gaining: below my second move the sampled deal shows me
+the opponent's hand, and deeper searches (five plies) or an exact search from the fifth round
+did no better. At the defaults (2.4 ms a move), over 2,000 duplicate deals: +0.935 ± 0.069
+points per deal against greedy, +0.583 ± 0.063 against heuristic; against ismcts (300
+iterations, about 30 ms a move) +0.065 ± 0.160 over 300.
 """
 
 from __future__ import annotations
