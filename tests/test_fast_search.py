@@ -73,7 +73,7 @@ def root_values(deal: Deal) -> dict[tuple[int, int], int]:
     return values
 
 
-# My pile wins cards (21 of 40), coins (6) and primiera (every seven: 84, beyond any pile
+# My pile wins cards (21 of 40), coins (7 of 10) and primiera (every seven: 84, beyond any pile
 # without one) whatever happens: the first test turns on the scope alone.
 SEVENS_AND_COINS = "7D 7C 7S 7B AD 2D 3D 4D 5D 6D JC QC KC JS QS KS 2B 3B 4B QB KB"
 
