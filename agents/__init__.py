@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from agents.alphabeta import AlphaBetaAgent
 from agents.base import Agent, RuleAgent, reset_agent
 from agents.greedy import GreedyAgent
 from agents.heuristic import HeuristicAgent
@@ -33,6 +34,7 @@ AGENTS: dict[str, type] = {
     "greedy": GreedyAgent,
     "heuristic": HeuristicAgent,
     "ismcts": ISMCTSAgent,
+    "alphabeta": AlphaBetaAgent,
     "openspiel-ismcts": OpenSpielISMCTSAgent,
 }
 
@@ -108,6 +110,7 @@ def make_agent(name_or_path: str | Path, **kwargs: Any) -> Agent:
 __all__ = [
     "AGENTS",
     "Agent",
+    "AlphaBetaAgent",
     "GreedyAgent",
     "HeuristicAgent",
     "ISMCTSAgent",

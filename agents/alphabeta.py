@@ -1,0 +1,187 @@
+"""A fast search player: determinized alpha-beta with an exact endgame.
+
+Each decision samples ``samples`` deals consistent with what the player has seen
+(``Determinizer``: the unseen cards dealt at random to the opponent's hand and the stock) and,
+in each, scores every root move by a minimax search with alpha-beta pruning of the position it
+leads to. The root moves share the samples (common random numbers), so the comparison between
+them is not swamped by the luck of the hidden cards; the move with the best total wins, ties
+going to the greedy player's choice.
+
+- Endgame: once the stock is empty, the unseen cards are exactly the opponent's hand, so the
+  rest of the deal (at most six plies) is a game of perfect information. It is solved exactly:
+  minimax to the end of the deal on its final point difference (``Deal.score``, memoised on the
+  piles). With ``endgame_plies`` above five the exact search starts earlier, on each sample.
+- Before that, the search stops ``depth`` plies below the root and values the position by
+  material: the greedy player's values of both capture piles (``MoveValuer.value``: cards,
+  coins, primiera cards, the settebello) plus a point per scopa, in hundredths of a point. As
+  every play uses one card, all leaves are at the same ply, so the search never mixes exact
+  scores with material.
+
+Moves are ordered by their greedy value so that the pruning cuts early. The work is a fixed
+number of samples and plies, so the choice depends on the seed only, never on the machine.
+
+Three plies is where the search stops gaining: below my second move the sampled deal shows me
+the opponent's hand, and deeper searches (five plies) or an exact search from the fifth round
+did no better. At the defaults (2.4 ms a move), over 2,000 duplicate deals: +0.935 ± 0.069
+points per deal against greedy, +0.583 ± 0.063 against heuristic; against ismcts (300
+iterations, about 36 ms a move) +0.026 ± 0.079 over the first 1,320 of 2,000 deals.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from agents.base import RuleAgent
+from agents.determinize import Determinizer
+from agents.greedy import MoveValuer
+from agents.seats import SeatView
+from agents.values import POINT, CardValues
+from scopa_env.engine import Deal, MaskMove
+from scopa_env.errors import PlayerError
+from scopa_env.info_state import InfoState
+from scopa_env.rules import Rules
+from scopa_env.scoring import score_piles
+
+_INF = 1 << 30
+
+
+class AlphaBeta:
+    """Minimax with alpha-beta pruning on one full deal, in hundredths of a point for ``me``."""
+
+    def __init__(self, rules: Rules, valuer: MoveValuer) -> None:
+        self.rules = rules
+        self.valuer = valuer
+        #: Point difference of the piles (player 0 minus player 1, scope aside), per pair of
+        #: piles: different orders of the same plays end in the same piles.
+        self._final: dict[tuple[int, int], int] = {}
+
+    def value(self, deal: Deal, depth: int, me: int, alpha: int = -_INF, beta: int = _INF) -> int:
+        """The minimax value for player ``me`` of ``deal`` searched ``depth`` plies deep.
+
+        At the end of the deal the value is exact (``POINT`` times the point difference);
+        at depth zero before it, the material balance.
+        """
+        if deal.is_over:
+            return self.final(deal, me)
+        if depth == 0:
+            return self.material(deal, me)
+        moves = self.ordered(deal)
+        maximize = deal.current_player == me
+        best = -_INF if maximize else _INF
+        for card, capture in moves:
+            child = deal.copy()
+            child.play_unchecked(card, capture)
+            v = self.value(child, depth - 1, me, alpha, beta)
+            if maximize:
+                if v > best:
+                    best = v
+                    alpha = max(alpha, v)
+            elif v < best:
+                best = v
+                beta = min(beta, v)
+            if alpha >= beta:
+                break
+        return best
+
+    def ordered(self, deal: Deal) -> list[MaskMove]:
+        """The legal moves, best greedy value first (captures, sweeps, safe trails)."""
+        moves = deal.legal_mask_moves()
+        if len(moves) > 1:
+            masks = deal.masks
+            table = masks["table"]
+            hands = masks["hands"]
+            last_play = not deal.stock and (hands[0] | hands[1]).bit_count() == 1
+            move_value = self.valuer.move_value
+            moves.sort(key=lambda m: -move_value(table, m[0], m[1], last_play))
+        return moves
+
+    def final(self, deal: Deal, me: int) -> int:
+        """The exact value of a finished deal: ``POINT`` times my points minus the opponent's."""
+        piles = deal.masks["piles"]
+        diff = self._final.get(piles)
+        if diff is None:
+            mine, theirs = score_piles(piles, (0, 0), self.rules)
+            diff = self._final[piles] = POINT * (mine.total - theirs.total)
+        scope = deal.scope
+        diff += POINT * (scope[0] - scope[1])
+        return diff if me == 0 else -diff
+
+    def material(self, deal: Deal, me: int) -> int:
+        """The material balance for ``me``: pile values and scope, mine minus the opponent's."""
+        piles = deal.masks["piles"]
+        scope = deal.scope
+        value = self.valuer.value
+        diff = value(piles[0]) - value(piles[1]) + self.valuer.sweep * (scope[0] - scope[1])
+        return diff if me == 0 else -diff
+
+
+class AlphaBetaAgent(RuleAgent):
+    """Search player: alpha-beta on sampled deals, exact once the stock is empty.
+
+    About 2 ms of CPU a move at the defaults (the harness's measure, on 2 shared cores).
+
+    Args:
+        rules: the rules (a ``Rules``, preset name or option dict).
+        samples: deals sampled per decision while the stock holds cards (the root moves are
+            all searched on the same samples).
+        depth: plies searched before the material evaluation, the root move included.
+        endgame_plies: search exactly to the end of the deal when at most this many plies
+            follow the root move (five: from the last round on, where it costs one sample).
+        seed: seed of the player's own randomness (the sampled deals).
+        values: the card values of the material evaluation and the move ordering.
+    """
+
+    name = "alphabeta"
+
+    def __init__(
+        self,
+        rules: Rules | str | None = None,
+        samples: int = 32,
+        depth: int = 3,
+        endgame_plies: int = 5,
+        seed: int | None = None,
+        values: CardValues | None = None,
+    ) -> None:
+        super().__init__(rules, seed)
+        if samples < 1 or depth < 1:
+            raise ValueError(f"samples and depth must be at least 1, got {samples} and {depth}")
+        self.samples = samples
+        self.depth = depth
+        self.endgame_plies = endgame_plies
+        self.valuer = MoveValuer(self.rules, values)
+
+    def choose_seen(self, vector: np.ndarray, info: InfoState, moves: list[MaskMove]) -> MaskMove:
+        view = SeatView.from_info(info, np.asarray(vector, np.float32))
+        if view.table.players != 2:
+            raise PlayerError(
+                f"{self.name} plays two-player Scopa, whose last round it solves exactly; "
+                f"this observation is of a table of {view.table.players} seats"
+            )
+        totals = self.move_values(view, moves)
+        last_play = info.is_last_play
+        move_value = self.valuer.move_value
+
+        def key(i: int) -> tuple[int, int, int, int]:
+            card, capture = moves[i]
+            return totals[i], move_value(info.table, card, capture, last_play), capture, -card
+
+        return moves[max(range(len(moves)), key=key)]
+
+    def move_values(self, view: SeatView, moves: list[MaskMove]) -> list[int]:
+        """Each move's searched value summed over the sampled deals (hundredths of a point)."""
+        info = view.info
+        determinizer = Determinizer(view, self.rules)
+        plies_left = info.cards_to_play - 1
+        exact = plies_left <= self.endgame_plies
+        depth = plies_left if exact else self.depth - 1
+        # With the stock empty the unseen cards are the opponent's hand: one deal is all deals.
+        samples = 1 if not info.stock_size else self.samples
+        value = AlphaBeta(self.rules, self.valuer).value  # its memo lives for one decision
+        totals = [0] * len(moves)
+        for _ in range(samples):
+            deal = determinizer.sample(self.rng)
+            for i, (card, capture) in enumerate(moves):
+                child = deal.copy()
+                child.play_unchecked(card, capture)
+                totals[i] += value(child, depth, 0)
+        return totals

@@ -1,0 +1,208 @@
+"""The alpha-beta search player: its exact endgame on positions solved by hand, and legal,
+reproducible play through ``scopa_v0``."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agents import AlphaBetaAgent, make_agent
+from agents.alphabeta import AlphaBeta
+from agents.greedy import MoveValuer
+from cli.play import play_match
+from scopa_env import scopa_v0
+from scopa_env.captures import consistent_sets, pickable_cards
+from scopa_env.cards import cards_of, mask_of, parse_card, parse_cards
+from scopa_env.engine import Deal
+from scopa_env.observation import encode
+from scopa_env.rules import Rules
+
+
+def last_round(mine: str, theirs: str, table: str, my_pile: str) -> Deal:
+    """A last-round position (stock empty), player 0 to lead; player 1 captured the rest."""
+    placed = [parse_cards(names) for names in (mine, theirs, table, my_pile)]
+    rest = [c for c in range(40) if c not in {card for cards in placed for card in cards}]
+    return Deal.from_position(
+        hands=(placed[0], placed[1]),
+        table=placed[2],
+        captures=(placed[3], rest),
+        current_player=0,
+        first_player=0,
+        last_capturer=0,
+    )
+
+
+def observe(deal: Deal, pending: int | None = None, picked: int = 0) -> dict[str, np.ndarray]:
+    """Player 0's observation dict of ``deal``, as ``scopa_v0`` encodes it."""
+    m = deal.masks
+    obs = encode(
+        m["hands"], m["table"], m["piles"], m["played"], len(deal.stock), deal.scope,
+        deal.last_capturer, deal.dealer, 0, pending_card=pending, picked=picked,
+    )  # fmt: skip
+    mask = np.zeros(80, dtype=np.int8)
+    if pending is None:
+        mask[list(deal.hands[0])] = 1
+    else:
+        options = tuple(mask_of(s) for s in deal.capture_options(pending))
+        mask[[40 + c for c in cards_of(pickable_cards(options, picked))]] = 1
+    return {"observation": obs, "action_mask": mask}
+
+
+def whole_move(player: AlphaBetaAgent, deal: Deal) -> tuple[int, int]:
+    """The card ``player`` plays and the capture its picks complete, as ``scopa_v0`` asks."""
+    card = player.act(observe(deal))
+    options = tuple(mask_of(s) for s in deal.capture_options(card))
+    picked = 0
+    while len(consistent_sets(options, picked)) > 1:
+        action = player.act(observe(deal, pending=card, picked=picked))
+        assert action >= 40 and not picked >> (action - 40) & 1
+        picked |= 1 << (action - 40)
+    (capture,) = consistent_sets(options, picked) or [0]
+    return card, capture
+
+
+def root_values(deal: Deal) -> dict[tuple[int, int], int]:
+    """The exact value for player 0 of each legal move, in hundredths of a point."""
+    rules = Rules()
+    search = AlphaBeta(rules, MoveValuer(rules))
+    values = {}
+    for card, capture in deal.legal_mask_moves():
+        child = deal.copy()
+        child.play_unchecked(card, capture)
+        values[card, capture] = search.value(child, 40, 0)
+    return values
+
+
+# My pile wins cards (21 of 40), coins (7 of 10) and primiera (every seven: 84, beyond any pile
+# without one) whatever happens: the first test turns on the scope alone.
+SEVENS_AND_COINS = "7D 7C 7S 7B AD 2D 3D 4D 5D 6D JC QC KC JS QS KS 2B 3B 4B QB KB"
+
+
+def test_endgame_sweeps_rather_than_feed_the_opponent_a_sweep() -> None:
+    deal = last_round("5B AB", "6S JB", "3C 2S", SEVENS_AND_COINS)
+    # 5B takes 3C+2S, a scopa; nothing scores after it (AB can only trail, the last play
+    # never scores a scopa): 4 + 1 points to 0. Trailing AB leaves 3+2+1 for 6S to sweep:
+    # 4 points to 1 (JB instead would only let 5B take 3C+2S, 4 to 0).
+    sweep = (parse_card("5B"), mask_of(parse_cards("3C 2S")))
+    trail = (parse_card("AB"), 0)
+    assert root_values(deal) == {sweep: 500, trail: 300}
+    assert whole_move(AlphaBetaAgent(seed=0), deal) == sweep
+
+
+def test_endgame_takes_the_settebello_that_decides_the_point() -> None:
+    # My pile: nine coins, every cup but KC and 4C, a sword and a club: cards, coins and
+    # primiera are mine whatever happens (the opponent's pile holds no cups).
+    pile = "AD 2D 3D 4D 5D 6D JD QD KD AC 2C 3C 5C 6C 7C JC QC AS AB 2B 3B"
+    deal = last_round("KC", "7B", "7D 3S 6B 4C", pile)
+    # KC takes 7D+3S or 6B+4C. After 6B+4C the opponent's 7B must take 7D: 3 points to 1.
+    # After 7D+3S its 7B captures nothing and the rest comes to me: 4 points to 0.
+    settebello = (parse_card("KC"), mask_of(parse_cards("7D 3S")))
+    other = (parse_card("KC"), mask_of(parse_cards("6B 4C")))
+    assert root_values(deal) == {settebello: 400, other: 200}
+    assert whole_move(AlphaBetaAgent(seed=0), deal) == settebello
+
+
+def test_a_started_capture_is_completed_with_the_picked_card() -> None:
+    deal = last_round("6C", "JB", "AS 2C 3S 4C 5S", SEVENS_AND_COINS)
+    six = parse_card("6C")
+    player = AlphaBetaAgent(seed=0)
+    # 6C takes A+5, 2+4 or A+2+3. With the ace picked, only A+5 and A+2+3 remain.
+    action = player.act(observe(deal, pending=six, picked=1 << parse_card("AS")))
+    assert action - 40 in {parse_card("5S"), parse_card("2C"), parse_card("3S")}
+    # With the 2 picked, A+2+3 and 2+4 remain; the player finishes one of them.
+    picked = 1 << parse_card("2C")
+    action = player.act(observe(deal, pending=six, picked=picked))
+    assert action - 40 in {parse_card("AS"), parse_card("3S"), parse_card("4C")}
+
+
+def plain_minimax(deal: Deal) -> int:
+    """Player 0's final point difference with both players perfect: no pruning, no ordering."""
+    if deal.is_over:
+        mine, theirs = deal.score()
+        return mine.total - theirs.total
+    values = []
+    for move in deal.legal_moves():
+        child = deal.copy()
+        child.play(move)
+        values.append(plain_minimax(child))
+    return max(values) if deal.current_player == 0 else min(values)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_pruned_search_to_the_end_matches_plain_minimax(seed: int) -> None:
+    deal = Deal.new(np.random.default_rng(seed))
+    rng = np.random.default_rng(100 + seed)
+    # From the start of the fifth round (the stock order known: a perfect-information deal).
+    while len(deal.stock) > 6 or len(deal.hands[1]) < 3:
+        moves = deal.legal_moves()
+        deal.play(moves[rng.integers(len(moves))])
+    search = AlphaBeta(deal.rules, MoveValuer(deal.rules))
+    assert search.value(deal, 40, 0) == 100 * plain_minimax(deal)
+
+
+def play_deals(players: dict[str, object], rules: Rules, seeds: range) -> list[int]:
+    """Every action of whole deals of ``scopa_v0``; each must be one the mask allows."""
+    env = scopa_v0.raw_env(rules=rules, episode="deal")
+    actions = []
+    for seed in seeds:
+        env.reset(seed=seed)
+        for agent in players.values():
+            agent.reset(seed=seed)
+        while not env.terminations[env.agent_selection]:
+            observation = env.observe(env.agent_selection)
+            action = players[env.agent_selection].act(observation)
+            assert observation["action_mask"][action] == 1, action
+            actions.append(action)
+            env.step(action)
+    return actions
+
+
+@pytest.mark.parametrize("preset", ["scopa", "scopa_a_quindici", "asso_pigliatutto", "napola"])
+def test_plays_only_legal_actions(preset: str) -> None:
+    rules = Rules.preset(preset)
+    players = {
+        "player_0": AlphaBetaAgent(rules, samples=3),
+        "player_1": make_agent("greedy", rules=rules),
+    }
+    play_deals(players, rules, range(3))
+    players = {name: AlphaBetaAgent(rules, samples=2, depth=2) for name in scopa_v0.AGENTS}
+    play_deals(players, rules, range(3, 5))
+
+
+def test_reproducible_from_its_seed() -> None:
+    rules = Rules()
+
+    def actions(seed: int) -> list[int]:
+        players = {name: AlphaBetaAgent(rules, samples=2, seed=seed) for name in scopa_v0.AGENTS}
+        return play_deals(players, rules, range(2))
+
+    assert actions(0) == actions(0)
+
+
+def test_plays_a_whole_match_in_scopa_play() -> None:
+    env = scopa_v0.raw_env(render_mode="ansi")
+    said: list[str] = []
+
+    def human(prompt: str) -> str:
+        return str(env.deal.legal_moves()[0]).replace("(trail)", "")  # the first legal move
+
+    player = make_agent("alphabeta", seed=0, samples=4)
+    winner = play_match(env, player.act, human=0, seed=1, ask=human, say=said.append)
+    assert env.match.is_over and winner in {"player_0", "player_1"}
+
+
+def test_act_batch_plays_each_row() -> None:
+    deal = last_round("5B AB", "6S JB", "3C 2S", SEVENS_AND_COINS)
+    rows = [observe(deal), observe(Deal.new(np.random.default_rng(3)))]
+    actions = AlphaBetaAgent(seed=0).act_batch(
+        np.stack([r["observation"] for r in rows]), np.stack([r["action_mask"] for r in rows])
+    )
+    assert actions[0] == parse_card("5B")
+    assert rows[1]["action_mask"][actions[1]] == 1
+
+
+def test_rejects_a_search_without_samples_or_depth() -> None:
+    with pytest.raises(ValueError, match="at least 1"):
+        AlphaBetaAgent(samples=0)
+    with pytest.raises(ValueError, match="at least 1"):
+        AlphaBetaAgent(depth=0)
