@@ -1,4 +1,4 @@
-"""``scopa eval``: head-to-head and round-robin evaluation of players on duplicate deals.
+"""Duplicate-deal evaluation of players, head-to-head and round-robin, at every table.
 
 Every deck is played twice with the seats swapped (duplicate deals), so the luck of the cards
 cancels within a pair; the statistics treat each pair as one sample. Decks, the first player and
