@@ -62,6 +62,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"worker processes (default: 1; this machine has {os.cpu_count()})",
     )
     parser.add_argument(
+        "--ray",
+        nargs="?",
+        const="local",
+        default=None,
+        metavar="ADDRESS",
+        help="run the tasks on Ray: alone, start Ray on this machine (with --workers CPUs); "
+        "with an address (auto, HOST:PORT, ray://HOST:10001) join that cluster; the results "
+        "are the same as without (needs the distributed extra)",
+    )
+    parser.add_argument(
         "--chunk",
         type=positive_int,
         default=20,
@@ -91,6 +101,7 @@ def run(args: argparse.Namespace) -> int:
                 chunk=args.chunk,
                 table=args.table,
                 journal=args.out / JOURNAL,
+                ray=args.ray,
             )
         except KeyboardInterrupt:
             if not (args.out / JOURNAL).is_file():
@@ -108,7 +119,8 @@ def run(args: argparse.Namespace) -> int:
             "seed": args.seed,
             "duplicate deal pairs per pairing": args.deals,
             "duplicate match pairs per pairing": args.matches,
-            "wall time": f"{time.perf_counter() - start:.0f} s with {args.workers} worker(s)",
+            "wall time": f"{time.perf_counter() - start:.0f} s with "
+            + (f"Ray ({args.ray})" if args.ray else f"{args.workers} worker(s)"),
         }
         report = write_outputs(args.out, records, summaries, elo_rows, header)
         (args.out / JOURNAL).unlink()
