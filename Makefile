@@ -2,7 +2,7 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-EXTRAS := train,notebooks,bench,integrations,dev
+EXTRAS := train,notebooks,bench,integrations,distributed,dev
 STAMP := $(VENV)/.installed
 # The oldest PettingZoo that pyproject.toml allows: `make test` also runs the suites of the
 # PettingZoo environments with it ahead of the installed one on the path (pip install --target).

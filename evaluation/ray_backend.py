@@ -100,8 +100,9 @@ class RayPool:
     def results(self, function: Callable[[Item], Any], items: Iterable[Item]) -> Iterator[Any]:
         """``(item, function(item))`` for every item, in the order they finish."""
         ray = self.ray
-        remote = ray.remote(num_cpus=1, max_retries=MAX_RETRIES, retry_exceptions=False)(function)
-        refs = {remote.remote(item): item for item in items}
+        remote = ray.remote(num_cpus=1, max_retries=MAX_RETRIES, retry_exceptions=False)(_call)
+        shared = ray.put(function)  # sent once, not with every task (a partial, a config...)
+        refs = {remote.remote(shared, item): item for item in items}
         self.pending = list(refs)
         while self.pending:
             done, self.pending = ray.wait(self.pending, num_returns=1)
@@ -119,6 +120,11 @@ class RayPool:
         for ref in self.pending:
             self.ray.cancel(ref, force=True)
         self.pending = []
+
+
+def _call(function: Callable[[Item], Any], item: Item) -> Any:
+    """A Ray task: ``function(item)`` (Ray's ``remote`` takes functions, not partials)."""
+    return function(item)
 
 
 def node_id() -> str:
