@@ -227,3 +227,42 @@ def test_scopa_eval_joins_a_cluster_by_its_address(cluster: Any, tmp_path: Path)
         assert games_csv(out_ray / "games.csv") == games_csv(out_local / "games.csv")
     finally:
         ray.init(address=cluster.address, include_dashboard=False, log_to_driver=False)
+
+
+# RLlib's multi-agent environment ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("table", ["scopa", "scopa_3", "scopone", "scopa_6"])
+def test_the_rllib_environment_is_turn_based_and_credits_each_side_its_points(table: str) -> None:
+    pytest.importorskip("ray.rllib")
+    from scopa_env.integrations.rllib import ScopaMultiAgentEnv, side_module
+
+    # RLlib's own checker steps an unmasked sampled action, which a masked game refuses.
+    env = ScopaMultiAgentEnv({"table": table})
+    kind = env.table
+    rng = np.random.default_rng(1)
+    obs, _ = env.reset(seed=2)
+    totals = dict.fromkeys(env.agents, 0.0)
+    steps = 0
+    while True:
+        (agent,) = obs  # only the agent to act observes
+        assert agent == env.aec.agent_selection
+        assert env.observation_spaces[agent].contains(obs[agent])
+        legal = np.flatnonzero(obs[agent]["action_mask"])
+        assert legal.size and (legal == env.aec.legal_actions()).all()
+        obs, rewards, terminated, truncated, _ = env.step({agent: int(rng.choice(legal))})
+        for name, reward in rewards.items():
+            totals[name] += reward
+        steps += 1
+        if terminated["__all__"]:
+            break
+        assert not truncated["__all__"]
+    assert obs == {}
+    # Each seat's rewards add up to its side's points minus the mean of the other sides'.
+    points = [s.total for s in env.aec.deal.score()]
+    for seat, agent in enumerate(env.agents):
+        side = kind.side_of(seat)
+        others = [p for s, p in enumerate(points) if s != side]
+        assert totals[agent] == pytest.approx(points[side] - sum(others) / len(others))
+        assert side_module(agent, kind) == f"side_{side}"
+    assert steps >= kind.players * kind.hand_size
