@@ -266,3 +266,11 @@ def test_the_rllib_environment_is_turn_based_and_credits_each_side_its_points(ta
         assert totals[agent] == pytest.approx(points[side] - sum(others) / len(others))
         assert side_module(agent, kind) == f"side_{side}"
     assert steps >= kind.players * kind.hand_size
+
+
+def test_warm_start_ray_needs_workers_and_is_kept_as_given() -> None:
+    from training.config import ConfigError, load_config
+
+    assert load_config("configs/full.yaml", ["warm_start.ray=auto"]).warm_start.ray == "auto"
+    with pytest.raises(ConfigError, match="set workers"):
+        load_config("configs/quick.yaml", ["warm_start.ray=local"])
