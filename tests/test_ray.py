@@ -63,24 +63,30 @@ def cluster() -> Any:
     ray = pytest.importorskip("ray")
     from ray.cluster_utils import Cluster
 
-    from evaluation.ray_backend import _pythonpath
-
     nodes = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
     nodes.add_node(num_cpus=1)
     try:
         nodes.wait_for_nodes()
-        ray.init(
-            address=nodes.address,
-            include_dashboard=False,
-            log_to_driver=False,
-            runtime_env={"env_vars": {"PYTHONPATH": _pythonpath()}},
-        )
+        _join(nodes)
         # The helpers below travel to the workers by value: this file is not a package.
         ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
         yield nodes
     finally:
         ray.shutdown()
         nodes.shutdown()
+
+
+def _join(nodes: Any) -> None:
+    import ray
+
+    from evaluation.ray_backend import _pythonpath
+
+    ray.init(
+        address=nodes.address,
+        include_dashboard=False,
+        log_to_driver=False,
+        runtime_env={"env_vars": {"PYTHONPATH": _pythonpath()}},
+    )
 
 
 def _noted(folder: str, function: Any, item: Any) -> Any:
@@ -226,7 +232,7 @@ def test_scopa_eval_joins_a_cluster_by_its_address(cluster: Any, tmp_path: Path)
         assert cli.main([*argv, "--out", str(out_local)]) == 0
         assert games_csv(out_ray / "games.csv") == games_csv(out_local / "games.csv")
     finally:
-        ray.init(address=cluster.address, include_dashboard=False, log_to_driver=False)
+        _join(cluster)
 
 
 # RLlib's multi-agent environment ----------------------------------------------------------
@@ -274,3 +280,36 @@ def test_warm_start_ray_needs_workers_and_is_kept_as_given() -> None:
     assert load_config("configs/full.yaml", ["warm_start.ray=auto"]).warm_start.ray == "auto"
     with pytest.raises(ConfigError, match="set workers"):
         load_config("configs/quick.yaml", ["warm_start.ray=local"])
+
+
+def test_a_tiny_rllib_run_with_two_env_runners_on_two_nodes_loads_into_the_harness(
+    cluster: Any, tmp_path: Path
+) -> None:
+    import torch
+
+    from agents import make_agent
+    from training.rllib_train import LEARNER, ppo_config, refresh_snapshot
+
+    config = ppo_config(
+        "scopa", num_env_runners=2, train_batch_size=200, minibatch_size=100, num_epochs=1,
+        hidden=(16,),
+    )  # fmt: skip
+    algorithm = config.build_algo()
+    try:
+        result = algorithm.train()
+        assert result["env_runners"]["num_env_steps_sampled_lifetime"] >= 200
+        refresh_snapshot(algorithm)
+        main = algorithm.get_module(LEARNER).get_state()
+        snapshot = algorithm.get_module("snapshot").get_state()
+        assert all(
+            torch.equal(torch.as_tensor(main[k]), torch.as_tensor(snapshot[k])) for k in main
+        )
+        checkpoint = algorithm.save(str(tmp_path / "rllib")).checkpoint.path
+    finally:
+        algorithm.stop()
+    player = make_agent(f"rllib:{checkpoint}")
+    records, summaries, _ = evaluate([str(checkpoint), "random"], deals=2)
+    assert len(records) == 4 and summaries[0].player_a == str(checkpoint)
+    shape = player.module.observation_space["observations"].shape
+    obs = {"observation": np.zeros(shape, np.float32), "action_mask": np.eye(80, dtype=np.int8)[7]}
+    assert player.act(obs) == 7  # the only legal action
