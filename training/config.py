@@ -456,3 +456,9 @@ def check_resume(saved: TrainConfig, config: TrainConfig) -> None:
 def dump_config(config: TrainConfig) -> str:
     """The config as YAML, every field spelled out, so a run folder documents itself."""
     return yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False)
+
+
+def is_rllib_config(path: Path) -> bool:
+    """Whether the YAML at ``path`` asks for RLlib (``engine: rllib``, ``training.rllib_train``)."""
+    data = _yaml(Path(path).read_text())
+    return isinstance(data, dict) and data.get("engine") == "rllib"
