@@ -31,6 +31,9 @@ def run(args: argparse.Namespace) -> int:
         if args.config is None:
             raise ConfigError("give --config configs/NAME.yaml (or --resume RUN_DIR)")
         if args.config.is_file() and is_rllib_config(args.config):  # engine: rllib
+            from evaluation.ray_backend import import_ray
+
+            import_ray()  # a clear message naming the extra, before the RLlib imports
             from training.rllib_train import load_rllib_config, train_rllib
 
             print(train_rllib(load_rllib_config(args.config, args.overrides), args.run_dir), end="")
