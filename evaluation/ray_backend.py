@@ -52,7 +52,7 @@ def import_ray() -> Any:
     except ImportError as error:
         raise RayUnavailableError(
             f"Ray is not installed: install the {EXTRA!r} extra "
-            f"(pip install -e '.[{EXTRA}]', or make setup) to run on Ray"
+            f"(pip install -c constraints.txt -e '.[{EXTRA}]') to run on Ray"
         ) from error
     return ray
 
