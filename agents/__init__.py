@@ -77,7 +77,8 @@ def check_options(factory: Callable[..., Any], name: str, options: dict[str, Any
 
 def make_agent(name_or_path: str | Path, **kwargs: Any) -> Agent:
     """A player by name (``random``, ``greedy``, ``heuristic``, ``ismcts``, ``pretrained``) or
-    by the path of a MaskablePPO checkpoint; ``kwargs`` go to its constructor (``rules``,
+    by the path of a MaskablePPO checkpoint or of an RLlib checkpoint (``rllib:PATH``, or the
+    folder, ``agents.rllib_agent``); ``kwargs`` go to its constructor (``rules``,
     ``seed`` and the player's own options). It is also the ``scopa_env.players`` entry point,
     through which environments build an opponent by name."""
     name = str(name_or_path)
@@ -97,7 +98,12 @@ def make_agent(name_or_path: str | Path, **kwargs: Any) -> Agent:
             )
         check_options(PolicyAgent, name, kwargs)
         return PolicyAgent(PRETRAINED_CHECKPOINT, **kwargs)
-    path = Path(name)
+    path = Path(name.removeprefix("rllib:"))
+    if name.startswith("rllib:") or (path / "rllib_checkpoint.json").is_file():
+        from agents.rllib_agent import RLlibAgent  # needs the distributed extra
+
+        check_options(RLlibAgent, name, kwargs)
+        return RLlibAgent(path, **kwargs)
     if path.suffix == ".zip" or path.is_file():
         check_options(PolicyAgent, name, kwargs)
         return PolicyAgent(path, **kwargs)

@@ -72,6 +72,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"worker processes (default: 1; this machine has {os.cpu_count()})",
     )
     parser.add_argument(
+        "--ray",
+        nargs="?",
+        const="local",
+        default=None,
+        metavar="ADDRESS",
+        help="run the tasks on Ray: alone, start Ray on this machine (with --workers CPUs); "
+        "with an address (auto, HOST:PORT, ray://HOST:10001) join that cluster; the results "
+        "are the same as without (needs the distributed extra)",
+    )
+    parser.add_argument(
         "--chunk",
         type=positive_int,
         default=20,
@@ -102,6 +112,7 @@ def run(args: argparse.Namespace) -> int:
                 chunk=args.chunk,
                 table=args.table,
                 journal=journal,
+                ray=args.ray,
             )
         except KeyboardInterrupt:
             if not journal.is_file():
@@ -145,5 +156,6 @@ def _header(
         "seed": args.seed,
         "duplicate deal pairs per pairing": args.deals,
         "duplicate match pairs per pairing": args.matches,
-        "wall time": f"{time.perf_counter() - start:.0f} s with {args.workers} worker(s)",
+        "wall time": f"{time.perf_counter() - start:.0f} s with "
+        + (f"Ray ({args.ray})" if args.ray else f"{args.workers} worker(s)"),
     }

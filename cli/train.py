@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from training.config import ConfigError, load_config
+from training.config import ConfigError, is_rllib_config, load_config
 from training.train import train
 
 
@@ -30,6 +30,14 @@ def run(args: argparse.Namespace) -> int:
     else:
         if args.config is None:
             raise ConfigError("give --config configs/NAME.yaml (or --resume RUN_DIR)")
+        if args.config.is_file() and is_rllib_config(args.config):  # engine: rllib
+            from evaluation.ray_backend import import_ray
+
+            import_ray()  # a clear message naming the extra, before the RLlib imports
+            from training.rllib_train import load_rllib_config, train_rllib
+
+            print(train_rllib(load_rllib_config(args.config, args.overrides), args.run_dir), end="")
+            return 0
         config = load_config(args.config, args.overrides)
         if args.run_dir is not None and args.run_dir.exists():
             raise ConfigError(

@@ -57,7 +57,7 @@ import numpy as np
 from evaluation.players import PlayerSpec, check_seat, player_for
 from evaluation.records import GameRecord, write_text
 from evaluation.stats import FieldSummary, PairingSummary, elo_table, field_summaries, summarise
-from evaluation.workers import WorkerPool
+from evaluation.workers import open_pool
 from scopa_env.cards import NUM_CARDS
 from scopa_env.engine import needs_redeal
 from scopa_env.environments import make_aec
@@ -356,9 +356,14 @@ class Journal:
 
 
 def run_tasks(
-    tasks: Sequence[Task], workers: int, progress: bool = True, journal: Journal | None = None
+    tasks: Sequence[Task],
+    workers: int,
+    progress: bool = True,
+    journal: Journal | None = None,
+    ray: str | None = None,
 ) -> list[GameRecord]:
-    """Run tasks in ``workers`` processes (1: in this process) with a progress bar.
+    """Run tasks in ``workers`` processes (1: in this process), or on Ray (``ray``: ``"local"``
+    or a cluster's address, ``evaluation.ray_backend``), with a progress bar.
 
     With a ``journal``, tasks it holds are not played again and each finished task is added
     as it finishes. Interrupted (Ctrl-C, SIGTERM), it stops at once: queued tasks are
@@ -381,11 +386,11 @@ def run_tasks(
         bar.update(len(records))
 
     try:
-        if workers <= 1:
+        if workers <= 1 and ray is None:
             for task in todo:
                 finished(task, run_task(task))
         else:
-            with WorkerPool(workers) as pool:
+            with open_pool(workers, ray) as pool:
                 for task, records in pool.results(run_task, todo):
                     finished(task, records)
     finally:
@@ -416,13 +421,15 @@ def evaluate(
     chunk: int = 20,
     table: str = "scopa",
     journal: Path | None = None,
+    ray: str | None = None,
 ) -> tuple[list[GameRecord], list[PairingSummary], list[dict[str, Any]]]:
     """Play every pairing of ``players`` on duplicate deals (and matches) and summarise.
 
     ``table`` names the table (``scopa_env.tables``); at a table of partnerships each side is
     copies of one player; at a free-for-all table (``scopa_3``) the players, one per seat, play
     together (``field_report`` adds their summaries). ``journal`` is a file that keeps finished
-    games (see ``Journal``), so an interrupted evaluation continues where it stopped. Returns
+    games (see ``Journal``), so an interrupted evaluation continues where it stopped. ``ray``
+    runs the tasks on Ray (``"local"`` or a cluster's address) with the same results. Returns
     the game records, one summary per pairing and, for three or more players, the Elo table
     (else an empty list).
     """
@@ -449,6 +456,10 @@ def evaluate(
         )
     for spec in specs:  # every name, option and checkpoint is checked before anything is played
         check_seat(spec, player_for(spec, rules), table, rules)
+    if ray is not None:  # before the journal: a failed command leaves nothing behind
+        from evaluation.ray_backend import import_ray
+
+        import_ray()
     tasks = make_tasks(specs, deals, matches, seed, rules, chunk, table)
     log = None
     if journal is not None:
@@ -462,7 +473,7 @@ def evaluate(
             "table": table,
         }
         log = Journal(journal, identity)
-    records = run_tasks(tasks, workers, progress, log)
+    records = run_tasks(tasks, workers, progress, log, ray)
     return records, *summarise_pairings([s.label for s in specs], records)
 
 

@@ -12,6 +12,9 @@ queue's lock, and a second Ctrl-C then waits for good. ``WorkerPool`` changes th
 - leaving the block by an exception (``KeyboardInterrupt`` included) cancels what is queued,
   ends the running workers (SIGTERM, then SIGKILL after a grace period) and waits for them,
   so no process is left behind and the exception goes on at once.
+
+``open_pool(workers, ray)`` is the one place the callers choose a backend: this pool, or with a
+Ray address the same interface on Ray (``evaluation.ray_backend``, imported only then).
 """
 
 from __future__ import annotations
@@ -69,3 +72,13 @@ class WorkerPool:
             if process.is_alive():
                 process.kill()
                 process.join()
+
+
+def open_pool(workers: int, ray: str | None = None) -> Any:
+    """A ``WorkerPool`` of ``workers`` processes, or with ``ray`` (``"local"``, ``"auto"`` or an
+    address) a ``evaluation.ray_backend.RayPool`` with the same interface."""
+    if ray is None:
+        return WorkerPool(workers)
+    from evaluation.ray_backend import RayPool
+
+    return RayPool(ray, workers)

@@ -126,6 +126,9 @@ class ScopaSingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
         table: Table | str | None = None,
         players: int | None = None,
     ) -> None:
+        # Each environment its own: Gymnasium 1.2's SyncVectorEnv writes its autoreset mode
+        # into its first environment's metadata, which would otherwise be this class's.
+        self.metadata = {**self.metadata, "render_modes": list(self.metadata["render_modes"])}
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(
                 f"render_mode must be None or one of {self.metadata['render_modes']}, "

@@ -135,6 +135,10 @@ class WarmStartConfig(_Section):
     #: teacher (the search player) uses every core and an interrupted collection resumes.
     workers: int | None = Field(None, ge=1)
     task_samples: int = Field(5_000, ge=1)
+    #: With ``workers``: ``null`` runs the tasks in local processes; ``local`` starts Ray on
+    #: this machine; an address (``auto``, ``HOST:PORT``) runs them on that Ray cluster
+    #: (``evaluation.ray_backend``). The decisions are the same wherever they ran.
+    ray: str | None = Field(None, min_length=1)
     epochs: int = Field(5, ge=1)
     batch_size: int = Field(1024, ge=1)
     learning_rate: float = Field(1e-3, gt=0, le=1)
@@ -158,6 +162,15 @@ class WarmStartConfig(_Section):
                     f"{key} needs the ismcts teacher, which values its moves; "
                     f"the teacher is {self.teacher!r}"
                 )
+        return self
+
+    @model_validator(mode="after")
+    def _ray_runs_the_tasks(self) -> WarmStartConfig:
+        if self.ray is not None and self.workers is None:
+            raise ValueError(
+                f"ray={self.ray!r} runs the warm start's tasks: set workers (the tasks' "
+                "parallelism on a local Ray, any number on a cluster)"
+            )
         return self
 
     @model_validator(mode="after")
@@ -443,3 +456,9 @@ def check_resume(saved: TrainConfig, config: TrainConfig) -> None:
 def dump_config(config: TrainConfig) -> str:
     """The config as YAML, every field spelled out, so a run folder documents itself."""
     return yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False)
+
+
+def is_rllib_config(path: Path) -> bool:
+    """Whether the YAML at ``path`` asks for RLlib (``engine: rllib``, ``training.rllib_train``)."""
+    data = _yaml(Path(path).read_text())
+    return isinstance(data, dict) and data.get("engine") == "rllib"

@@ -31,7 +31,7 @@ import numpy as np
 import torch
 
 from evaluation.records import atomic_path
-from evaluation.workers import WorkerPool
+from evaluation.workers import open_pool
 from scopa_env.actions import NUM_ACTIONS
 
 
@@ -227,15 +227,18 @@ def collect_in_tasks(
     gamma: float,
     workers: int,
     folder: Path,
+    ray: str | None = None,
 ) -> Decisions:
-    """``collect`` split into tasks of ``task_samples`` run by ``workers`` processes.
+    """``collect`` split into tasks of ``task_samples`` run by ``workers`` processes or on Ray.
 
     ``make_task(i)`` builds task ``i``'s environment and teacher with the task's own seeds, so
-    the data do not depend on the number of workers. Each task's data are saved to
-    ``folder/task_NNNN.npz`` when it finishes and read back instead of played again, so an
-    interrupted collection continues where it stopped: a Ctrl-C or SIGTERM cancels the queued
-    tasks and ends the running ones at once (``evaluation.workers``), and every finished
-    task's file stays.
+    the data do not depend on the number of workers nor on where they ran (``ray``: ``"local"``
+    or a cluster's address, ``evaluation.ray_backend``). Each task's data come back to this
+    process, which saves them to ``folder/task_NNNN.npz`` as the task finishes (so a cluster
+    needs no shared disk) and reads them back instead of playing again, so an interrupted
+    collection continues where it stopped: a Ctrl-C or SIGTERM cancels the queued tasks and
+    ends the running ones at once (``evaluation.workers``), and every finished task's file
+    stays.
     """
     folder.mkdir(parents=True, exist_ok=True)
     for stale in folder.glob(".task_*"):  # written by a task that was stopped
@@ -245,9 +248,10 @@ def collect_in_tasks(
     todo = [i for i, path in enumerate(paths) if not path.is_file()]
     if todo:
         task = functools.partial(_collect_task, make_task, samples=task_samples, gamma=gamma)
-        with WorkerPool(min(workers, len(todo))) as pool:
-            for _ in pool.results(task, [(i, paths[i]) for i in todo]):
-                pass  # each task saves its own file
+        with open_pool(min(workers, len(todo)), ray) as pool:
+            for index, arrays in pool.results(task, todo):
+                with atomic_path(paths[index]) as tmp:
+                    np.savez_compressed(tmp, **arrays)
     parts = []
     for path in paths:
         with np.load(path) as part:
@@ -260,17 +264,14 @@ def collect_in_tasks(
 
 def _collect_task(
     make_task: Callable[[int], tuple[Any, Any]],
-    job: tuple[int, Path],
+    index: int,
     samples: int,
     gamma: float,
-) -> None:
-    index, path = job
+) -> dict[str, np.ndarray]:
     torch.set_num_threads(1)
     env, teacher = make_task(index)
     decisions = collect(env, teacher, samples, gamma)
-    arrays = {k: v for k, v in decisions._asdict().items() if v is not None}
-    with atomic_path(path) as tmp:
-        np.savez_compressed(tmp, **arrays)
+    return {k: v for k, v in decisions._asdict().items() if v is not None}
 
 
 def warm_start(
@@ -285,7 +286,8 @@ def warm_start(
     """Collect the teacher's play and clone it into ``model.policy``.
 
     The teacher plays in ``env``, or, when ``config.workers`` is set, in the tasks that
-    ``make_task`` builds (see ``collect_in_tasks``), saved in ``folder``.
+    ``make_task`` builds (see ``collect_in_tasks``), saved in ``folder``; with ``config.ray``
+    the tasks run on Ray.
     """
     start = time.perf_counter()
     if config.workers is None:
@@ -294,7 +296,13 @@ def warm_start(
         if make_task is None or folder is None:
             raise ValueError("collecting with workers needs make_task and folder")
         data = collect_in_tasks(
-            make_task, config.samples, config.task_samples, model.gamma, config.workers, folder
+            make_task,
+            config.samples,
+            config.task_samples,
+            model.gamma,
+            config.workers,
+            folder,
+            config.ray,
         )
     accuracy = behaviour_clone(
         model.policy,
