@@ -29,7 +29,7 @@ from pettingzoo.utils import wrappers
 
 from scopa_env import render
 from scopa_env.actions import NUM_ACTIONS, PICK_OFFSET, describe_action
-from scopa_env.captures import capture_table, consistent_sets, pickable_cards
+from scopa_env.captures import capture_table, choose_capture, pickable_cards
 from scopa_env.cards import (
     CAPTURE_VALUE,
     COINS_MASK,
@@ -378,21 +378,11 @@ class CaptureGameEnv(AECEnv, EzPickle):
         if self.infos[agent]:
             self.infos[agent] = {}
 
-        if self._pending is None:
-            options = self._capture_sets(self._table_cards, _VALUE[a])
-            if len(options) > 1:  # a choice: the same agent picks table cards next
-                self._pending, self._options, self._picked = a, options, 0
-            else:
-                self._play(a, options[0] if options else 0)
-        else:
-            picked = self._picked | 1 << (a - PICK_OFFSET)
-            sets = consistent_sets(self._options, picked)
-            if len(sets) > 1:
-                self._picked = picked
-            else:
-                card = self._pending
-                self._pending, self._options, self._picked = None, (), 0
-                self._play(card, sets[0])
+        self._pending, self._options, self._picked, play = choose_capture(
+            a, self._table_cards, self._capture_sets, self._pending, self._options, self._picked
+        )
+        if play is not None:
+            self._play(*play)
         self._refresh()
         if self.render_mode == "human":
             self.render()

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import lru_cache
 
+from scopa_env.actions import PICK_OFFSET
 from scopa_env.cards import ACES_MASK, ALL_CARDS_MASK, CAPTURE_VALUE, NUM_CARDS, cards_of, mask_of
 from scopa_env.rules import Rules
 
@@ -132,3 +133,30 @@ def pickable_cards(options: tuple[int, ...], picked: int) -> int:
         if s & picked == picked:
             mask |= s
     return mask & ~picked
+
+
+def choose_capture(
+    action: int,
+    table: int,
+    capture_sets: Callable[[int, int], tuple[int, ...]],
+    pending: int | None,
+    options: tuple[int, ...],
+    picked: int,
+) -> tuple[int | None, tuple[int, ...], int, tuple[int, int] | None]:
+    """One action of a turn, as every environment reads it (``scopa_env.actions``).
+
+    ``capture_sets(table, value)`` is the rules' ``capture_table``; ``pending``, ``options``
+    and ``picked`` are the capture choice in progress (``None, (), 0`` when there is none).
+    Returns the choice still open with no play, or ``None, (), 0`` and the resolved
+    ``(card, capture mask)`` once the action decides the play.
+    """
+    if pending is None:
+        options = capture_sets(table, _VALUE[action])
+        if len(options) > 1:  # a choice: the same player picks table cards next
+            return action, options, 0, None
+        return None, (), 0, (action, options[0] if options else 0)
+    picked |= 1 << (action - PICK_OFFSET)
+    sets = consistent_sets(options, picked)
+    if len(sets) > 1:
+        return pending, options, picked, None
+    return None, (), 0, (pending, sets[0])

@@ -109,7 +109,7 @@ import pyspiel
 from scopa_env import observation, scopone_observation, scopone_v0
 from scopa_env.actions import NUM_ACTIONS, PICK_OFFSET, describe_action
 from scopa_env.capture_env import side_rewards
-from scopa_env.captures import capture_table, consistent_sets, pickable_cards
+from scopa_env.captures import capture_table, choose_capture, pickable_cards
 from scopa_env.cards import (
     ALL_CARDS_MASK,
     CAPTURE_VALUE,
@@ -501,21 +501,16 @@ class ScopaState(pyspiel.State):
                 f"action {action} ({self._action_to_string(0, action)}) is illegal"
             )
         pos.history.append((deal.current_player, action, _round(deal)))
-        if pos.pending is None:
-            options = capture_table(pos.setup.rules)(deal.masks["table"], _VALUE[action])
-            if len(options) > 1:  # a choice: the same player picks table cards next
-                pos.pending, pos.options, pos.picked = action, options, 0
-            else:
-                deal.play_unchecked(action, options[0] if options else 0)
-        else:
-            picked = pos.picked | 1 << (action - PICK_OFFSET)
-            sets = consistent_sets(pos.options, picked)
-            if len(sets) > 1:
-                pos.picked = picked
-            else:
-                card = pos.pending
-                pos.pending, pos.options, pos.picked = None, (), 0
-                deal.play_unchecked(card, sets[0])
+        pos.pending, pos.options, pos.picked, play = choose_capture(
+            action,
+            deal.masks["table"],
+            capture_table(pos.setup.rules),
+            pos.pending,
+            pos.options,
+            pos.picked,
+        )
+        if play is not None:
+            deal.play_unchecked(*play)
 
     def _action_to_string(self, player: int, action: int) -> str:
         if player == pyspiel.PlayerId.CHANCE:
