@@ -8,7 +8,10 @@ from typing import Any
 import numpy as np
 
 from scopa_env.actions import PICK_OFFSET
-from scopa_env.cards import mask_of, parse_card
+from scopa_env.captures import pickable_cards
+from scopa_env.cards import cards_of, mask_of, parse_card
+from scopa_env.engine import Deal
+from scopa_env.observation import encode
 
 # pettingzoo.test re-exports functions under its submodules' names: import the module by path.
 api_test_module = importlib.import_module("pettingzoo.test.api_test")
@@ -82,3 +85,19 @@ def assert_same(a: tuple, b: tuple) -> None:
     for x, y in zip(a[7:], b[7:], strict=True):
         for u, v in zip(x, y, strict=True):
             np.testing.assert_array_equal(u, v)
+
+
+def observe_deal(deal: Deal, pending: int | None = None, picked: int = 0) -> dict[str, np.ndarray]:
+    """Player 0's observation dict of ``deal``, as ``scopa_v0`` encodes it."""
+    m = deal.masks
+    obs = encode(
+        m["hands"], m["table"], m["piles"], m["played"], len(deal.stock), deal.scope,
+        deal.last_capturer, deal.dealer, 0, pending_card=pending, picked=picked,
+    )  # fmt: skip
+    mask = np.zeros(80, dtype=np.int8)
+    if pending is None:
+        mask[list(deal.hands[0])] = 1
+    else:
+        options = tuple(mask_of(s) for s in deal.capture_options(pending))
+        mask[[PICK_OFFSET + c for c in cards_of(pickable_cards(options, picked))]] = 1
+    return {"observation": obs, "action_mask": mask}

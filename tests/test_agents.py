@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import observe_deal
 
 from agents import (
     GreedyAgent,
@@ -21,7 +22,7 @@ from agents.ismcts import side_rewards
 from agents.seats import SeatView
 from agents.values import CardValues, napola_gain, napola_swing, sure_points
 from scopa_env import scopa_v0
-from scopa_env.captures import consistent_sets, pickable_cards
+from scopa_env.captures import consistent_sets
 from scopa_env.cards import card_name, cards_of, mask_of, parse_card, parse_cards
 from scopa_env.engine import Deal, Move
 from scopa_env.environments import make_aec
@@ -387,30 +388,14 @@ def _position(
     )
 
 
-def _observe(deal: Deal, pending: int | None = None, picked: int = 0) -> dict[str, np.ndarray]:
-    """Player 0's observation dict, as ``scopa_v0`` builds it (play or pick phase)."""
-    m = deal.masks
-    obs = encode(
-        m["hands"], m["table"], m["piles"], m["played"], len(deal.stock), deal.scope,
-        deal.last_capturer, deal.dealer, 0, pending_card=pending, picked=picked,
-    )  # fmt: skip
-    mask = np.zeros(80, dtype=np.int8)
-    if pending is None:
-        mask[list(deal.hands[0])] = 1
-    else:
-        options = tuple(mask_of(s) for s in deal.capture_options(pending))
-        mask[[40 + c for c in cards_of(pickable_cards(options, picked))]] = 1
-    return {"observation": obs, "action_mask": mask}
-
-
 def decide(player, deal: Deal) -> str:
     """The whole move ``player`` makes, by ``scopa_v0``'s protocol: the card, then picks."""
-    card = player.act(_observe(deal))
+    card = player.act(observe_deal(deal))
     assert 0 <= card < 40
     options = tuple(mask_of(s) for s in deal.capture_options(card))
     picked = 0
     while len(consistent_sets(options, picked)) > 1:
-        action = player.act(_observe(deal, pending=card, picked=picked))
+        action = player.act(observe_deal(deal, pending=card, picked=picked))
         assert action >= 40
         picked |= 1 << (action - 40)
     left = consistent_sets(options, picked)

@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import observe_deal
 
 from agents import AlphaBetaAgent, make_agent
 from agents.alphabeta import AlphaBeta
 from agents.greedy import MoveValuer
 from cli.play import play_match
 from scopa_env import scopa_v0
-from scopa_env.captures import consistent_sets, pickable_cards
-from scopa_env.cards import cards_of, mask_of, parse_card, parse_cards
+from scopa_env.captures import consistent_sets
+from scopa_env.cards import mask_of, parse_card, parse_cards
 from scopa_env.engine import Deal
-from scopa_env.observation import encode
 from scopa_env.rules import Rules
 
 
@@ -32,29 +32,13 @@ def last_round(mine: str, theirs: str, table: str, my_pile: str) -> Deal:
     )
 
 
-def observe(deal: Deal, pending: int | None = None, picked: int = 0) -> dict[str, np.ndarray]:
-    """Player 0's observation dict of ``deal``, as ``scopa_v0`` encodes it."""
-    m = deal.masks
-    obs = encode(
-        m["hands"], m["table"], m["piles"], m["played"], len(deal.stock), deal.scope,
-        deal.last_capturer, deal.dealer, 0, pending_card=pending, picked=picked,
-    )  # fmt: skip
-    mask = np.zeros(80, dtype=np.int8)
-    if pending is None:
-        mask[list(deal.hands[0])] = 1
-    else:
-        options = tuple(mask_of(s) for s in deal.capture_options(pending))
-        mask[[40 + c for c in cards_of(pickable_cards(options, picked))]] = 1
-    return {"observation": obs, "action_mask": mask}
-
-
 def whole_move(player: AlphaBetaAgent, deal: Deal) -> tuple[int, int]:
     """The card ``player`` plays and the capture its picks complete, as ``scopa_v0`` asks."""
-    card = player.act(observe(deal))
+    card = player.act(observe_deal(deal))
     options = tuple(mask_of(s) for s in deal.capture_options(card))
     picked = 0
     while len(consistent_sets(options, picked)) > 1:
-        action = player.act(observe(deal, pending=card, picked=picked))
+        action = player.act(observe_deal(deal, pending=card, picked=picked))
         assert action >= 40 and not picked >> (action - 40) & 1
         picked |= 1 << (action - 40)
     (capture,) = consistent_sets(options, picked) or [0]
@@ -107,11 +91,11 @@ def test_a_started_capture_is_completed_with_the_picked_card() -> None:
     six = parse_card("6C")
     player = AlphaBetaAgent(seed=0)
     # 6C takes A+5, 2+4 or A+2+3. With the ace picked, only A+5 and A+2+3 remain.
-    action = player.act(observe(deal, pending=six, picked=1 << parse_card("AS")))
+    action = player.act(observe_deal(deal, pending=six, picked=1 << parse_card("AS")))
     assert action - 40 in {parse_card("5S"), parse_card("2C"), parse_card("3S")}
     # With the 2 picked, A+2+3 and 2+4 remain; the player finishes one of them.
     picked = 1 << parse_card("2C")
-    action = player.act(observe(deal, pending=six, picked=picked))
+    action = player.act(observe_deal(deal, pending=six, picked=picked))
     assert action - 40 in {parse_card("AS"), parse_card("3S"), parse_card("4C")}
 
 
@@ -193,7 +177,7 @@ def test_plays_a_whole_match_in_scopa_play() -> None:
 
 def test_act_batch_plays_each_row() -> None:
     deal = last_round("5B AB", "6S JB", "3C 2S", SEVENS_AND_COINS)
-    rows = [observe(deal), observe(Deal.new(np.random.default_rng(3)))]
+    rows = [observe_deal(deal), observe_deal(Deal.new(np.random.default_rng(3)))]
     actions = AlphaBetaAgent(seed=0).act_batch(
         np.stack([r["observation"] for r in rows]), np.stack([r["action_mask"] for r in rows])
     )
