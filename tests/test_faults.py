@@ -365,3 +365,77 @@ def test_resume_takes_an_override_that_fits_and_records_it(finished: Path, tmp_p
         train(load_config(run / "config.yaml", ["ppo.global_width=4"]), run, resume=True)
     assert train(longer, run, resume=True, progress=False).timesteps == 640
     assert load_config(run / "config.yaml").total_timesteps == 640
+
+
+# The worker pool ------------------------------------------------------------------------------
+
+
+def _square(n: int) -> int:
+    return n * n
+
+
+def _fail_on_three(n: int) -> int:
+    if n == 3:
+        raise ValueError("three is not allowed")
+    return n
+
+
+def _die_on_two(n: int) -> int:
+    if n == 2:
+        os._exit(7)
+    return n
+
+
+def _big(n: int) -> bytes:
+    return bytes([n]) * 5_000_000  # many pipe buffers: the parent reads while the worker writes
+
+
+def test_the_pool_returns_every_item_once_and_leaves_no_process() -> None:
+    from evaluation.workers import WorkerPool
+
+    with WorkerPool(2) as pool:
+        got = dict(pool.results(_square, range(9)))
+        processes = list(pool.processes.values())
+    assert got == {n: n * n for n in range(9)}
+    assert processes and not any(p.is_alive() for p in processes)
+
+
+def test_an_error_in_a_worker_is_raised_with_its_traceback() -> None:
+    from evaluation.workers import RemoteTraceback, WorkerPool
+
+    with pytest.raises(ValueError, match="three is not allowed") as raised, WorkerPool(2) as pool:
+        list(pool.results(_fail_on_three, range(6)))
+    assert isinstance(raised.value.__cause__, RemoteTraceback)
+    assert "_fail_on_three" in str(raised.value.__cause__)
+
+
+def test_a_worker_that_dies_is_named_not_waited_for() -> None:
+    from evaluation.workers import WorkerError, WorkerPool
+
+    with pytest.raises(WorkerError, match=r"exit code 7\) on 2"), WorkerPool(2) as pool:
+        list(pool.results(_die_on_two, range(6)))
+
+
+def test_a_pool_stopped_while_workers_write_large_results_exits_at_once() -> None:
+    """The stdlib pool hung at exit here: a worker ended mid-write left half a message."""
+    script = textwrap.dedent(
+        """
+        import sys
+        sys.path.insert(0, sys.argv[1])
+        from test_faults import _big
+        from evaluation.workers import WorkerPool
+        for _ in range(3):
+            try:
+                with WorkerPool(2) as pool:
+                    for _ in pool.results(_big, range(20)):
+                        raise KeyboardInterrupt
+            except KeyboardInterrupt:
+                pass
+        """
+    )
+    process = subprocess.run(
+        [sys.executable, "-c", script, str(ROOT / "tests")],
+        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60,
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert process.returncode == 0, process.stderr
