@@ -58,13 +58,14 @@ def player_for(spec: PlayerSpec, rules: Rules) -> Any:
     with one, measured on 2 shared cores).
     """
     from agents.policy import PolicyAgent
+    from agents.rllib_agent import RLlibAgent
 
     path = Path(spec.name)
     stamp = (path.stat().st_mtime_ns, path.stat().st_size) if path.is_file() else None
     key = (spec, rules, stamp)
     if key not in _PLAYERS:
         _PLAYERS[key] = spec.build(rules)
-        if isinstance(_PLAYERS[key], PolicyAgent):
+        if isinstance(_PLAYERS[key], PolicyAgent | RLlibAgent):
             import torch
 
             torch.set_num_threads(1)

@@ -282,12 +282,143 @@ def test_warm_start_ray_needs_workers_and_is_kept_as_given() -> None:
         load_config("configs/quick.yaml", ["warm_start.ray=local"])
 
 
+def test_rllib_episodes_credit_each_seat_its_points_on_its_own_last_move() -> None:
+    """RLlib's own episode bookkeeping, fed the environment's steps: a seat's deal points,
+    paid while another seat acts, land on that seat's last transition and nowhere else."""
+    pytest.importorskip("ray.rllib")
+    from ray.rllib.env.multi_agent_episode import MultiAgentEpisode
+
+    from scopa_env.integrations.rllib import ScopaMultiAgentEnv
+
+    env = ScopaMultiAgentEnv({"table": "scopone"})
+    episode = MultiAgentEpisode(
+        observation_space=env.observation_spaces, action_space=env.action_spaces
+    )
+    obs, infos = env.reset(seed=4)
+    episode.add_env_reset(observations=obs, infos=infos)
+    rng = np.random.default_rng(0)
+    moves = dict.fromkeys(env.agents, 0)
+    done = False
+    while not done:
+        (agent,) = obs
+        action = {agent: int(rng.choice(np.flatnonzero(obs[agent]["action_mask"])))}
+        moves[agent] += 1
+        obs, rewards, ended, cut, infos = env.step(action)
+        episode.add_env_step(obs, action, rewards, infos, terminateds=ended, truncateds=cut)
+        done = ended["__all__"]
+    points = [s.total for s in env.aec.deal.score()]  # Scopone: two sides of two seats
+    assert moves == dict.fromkeys(env.agents, 9)  # nine cards a seat, one round (RULES.md 8)
+    for seat, agent in enumerate(env.agents):
+        rewards = episode.agent_episodes[agent].get_rewards()
+        assert len(rewards) == 9
+        assert list(rewards[:-1]) == [0.0] * 8
+        assert rewards[-1] == pytest.approx(points[seat % 2] - points[1 - seat % 2])
+
+
+def _card_module(card: dict[str, int]) -> Any:
+    from agents.rllib_module import CardNetRLModule
+    from scopa_env.integrations.rllib import ScopaMultiAgentEnv
+
+    env = ScopaMultiAgentEnv()
+    agent = env.agents[0]
+    module = CardNetRLModule(
+        observation_space=env.observation_spaces[agent],
+        action_space=env.action_spaces[agent],
+        model_config=card,
+    )
+    return env, module
+
+
+def _positions(env: Any, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """Observations and masks of ``count`` positions of random play."""
+    rng = np.random.default_rng(6)
+    obs, _ = env.reset(seed=6)
+    rows, masks = [], []
+    while len(rows) < count:
+        if not obs:
+            obs, _ = env.reset()
+        (agent,) = obs
+        rows.append(obs[agent]["observations"])
+        masks.append(obs[agent]["action_mask"])
+        obs = env.step({agent: int(rng.choice(np.flatnonzero(masks[-1])))})[0]
+    return np.stack(rows), np.stack(masks)
+
+
+def test_the_card_module_computes_what_the_sb3_card_policy_it_loads_computes() -> None:
+    pytest.importorskip("ray.rllib")
+    import torch
+    from gymnasium import spaces
+
+    from agents.card_policy import CardPolicy
+
+    card = {"card_width": 8, "global_width": 16}
+    env, module = _card_module(card)
+    torch.manual_seed(0)
+    space = env.observation_spaces[env.agents[0]]["observations"]
+    policy = CardPolicy(space, spaces.Discrete(80), lambda _: 1e-3, **card)
+    module.load_card_policy(policy)
+    obs, masks = _positions(env, 12)
+    batch = {"obs": {"observations": torch.as_tensor(obs), "action_mask": torch.as_tensor(masks)}}
+    with torch.no_grad():
+        logits = module.forward_train(batch)["action_dist_inputs"]
+        values = module.compute_values(batch)
+        sb3 = policy.get_distribution(torch.as_tensor(obs), action_masks=masks > 0)
+        sb3_values = policy.predict_values(torch.as_tensor(obs)).flatten()
+    legal = torch.as_tensor(masks > 0)
+    log_probs = torch.log_softmax(logits, dim=1)
+    assert torch.allclose(log_probs[legal], sb3.distribution.logits[legal], atol=1e-5)
+    assert float(log_probs[~legal].exp().max()) == 0.0  # an illegal action is never drawn
+    assert torch.allclose(values, sb3_values, atol=1e-6)
+
+
+def test_a_player_module_plays_the_players_moves() -> None:
+    pytest.importorskip("ray.rllib")
+    import torch
+
+    from agents import make_agent
+    from agents.rllib_module import PlayerRLModule
+    from scopa_env.integrations.rllib import ScopaMultiAgentEnv
+
+    env = ScopaMultiAgentEnv()
+    agent = env.agents[0]
+    module = PlayerRLModule(
+        observation_space=env.observation_spaces[agent],
+        action_space=env.action_spaces[agent],
+        model_config={"player": "greedy"},
+    )
+    obs, masks = _positions(env, 30)
+    batch = {"obs": {"observations": torch.as_tensor(obs), "action_mask": torch.as_tensor(masks)}}
+    greedy = make_agent("greedy")
+    wanted = [
+        greedy.act({"observation": o, "action_mask": m.astype(np.int8)})
+        for o, m in zip(obs, masks, strict=True)
+    ]
+    assert module.forward_inference(batch)["actions"].tolist() == wanted
+
+
+def test_the_rllib_config_refuses_what_it_cannot_run() -> None:
+    pytest.importorskip("ray.rllib")
+    from training.config import ConfigError
+    from training.rllib_train import RLlibRunConfig, load_rllib_config
+
+    quick = load_rllib_config(Path("configs/rllib_quick.yaml"), ["warm_start.samples=512"])
+    assert quick.module == "card" and quick.warm_start.samples == 512
+    assert quick.warm_start.teacher == "greedy"  # the rest of the section is kept
+    with pytest.raises(ConfigError, match="set module: card"):
+        load_rllib_config(Path("configs/rllib_quick.yaml"), ["module=mlp"])
+    with pytest.raises(ValueError, match="'grumpy' is neither 'snapshot' nor a player"):
+        RLlibRunConfig(engine="rllib", opponents=["random", "grumpy"])
+    with pytest.raises(ValueError, match="not \\['width'\\]"):
+        RLlibRunConfig(engine="rllib", module="card", card={"width": 8})
+
+
 def test_a_tiny_rllib_run_with_two_env_runners_on_two_nodes_loads_into_the_harness(
     cluster: Any, tmp_path: Path
 ) -> None:
     import torch
 
     from agents import make_agent
+    from evaluation.ray_backend import node_id
     from training.rllib_train import LEARNER, ppo_config, refresh_snapshot
 
     config = ppo_config(
@@ -296,6 +427,10 @@ def test_a_tiny_rllib_run_with_two_env_runners_on_two_nodes_loads_into_the_harne
     )  # fmt: skip
     algorithm = config.build_algo()
     try:
+        nodes = algorithm.env_runner_group.foreach_env_runner(
+            lambda _: node_id(), local_env_runner=False
+        )
+        assert sorted(nodes) == sorted(_cluster_nodes())  # one runner on each node
         result = algorithm.train()
         assert result["env_runners"]["num_env_steps_sampled_lifetime"] >= 200
         refresh_snapshot(algorithm)
@@ -313,3 +448,25 @@ def test_a_tiny_rllib_run_with_two_env_runners_on_two_nodes_loads_into_the_harne
     shape = player.module.observation_space["observations"].shape
     obs = {"observation": np.zeros(shape, np.float32), "action_mask": np.eye(80, dtype=np.int8)[7]}
     assert player.act(obs) == 7  # the only legal action
+
+
+def test_scopa_train_with_the_card_network_and_a_warm_start_on_the_cluster(
+    cluster: Any, tmp_path: Path
+) -> None:
+    """The quick config made tiny: the clone, one PPO iteration against greedy and the
+    snapshot on two env runners, the checkpoints played by the harness."""
+    from agents import make_agent
+    from training.rllib_train import load_rllib_config, train_rllib
+
+    tiny = [
+        "iterations=1", "num_env_runners=2", "train_batch_size=200", "minibatch_size=100",
+        "num_epochs=1", "card={card_width: 8, global_width: 16}", "opponents=[greedy, snapshot]",
+        "warm_start.samples=512", "warm_start.envs=16", "warm_start.epochs=1", "final_deals=2",
+    ]  # fmt: skip
+    config = load_rllib_config(Path("configs/rllib_quick.yaml"), tiny)
+    summary = train_rllib(config, tmp_path / "run")
+    assert "decisions of greedy cloned" in summary and "1 iterations" in summary
+    assert "against random over 2 duplicate deals" in summary
+    for name in ("checkpoint", "checkpoint_warm"):
+        player = make_agent(f"rllib:{tmp_path / 'run' / name}")
+        assert type(player.module).__name__ == "CardNetRLModule"
