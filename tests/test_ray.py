@@ -74,6 +74,29 @@ def cluster() -> Any:
     finally:
         ray.shutdown()
         nodes.shutdown()
+        assert _ray_processes_left() == [], "Ray processes outlived the cluster"
+
+
+def _ray_processes_left(wait_s: float = 20.0) -> list[str]:
+    """The command lines of this process's descendants that are Ray's, once they had time to
+    exit."""
+    import time
+
+    import psutil
+
+    deadline = time.monotonic() + wait_s
+    while True:
+        left = []
+        for child in psutil.Process().children(recursive=True):
+            try:
+                line = " ".join(child.cmdline())
+            except psutil.Error:  # exited meanwhile
+                continue
+            if "ray" in line and child.status() != psutil.STATUS_ZOMBIE:
+                left.append(line)
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.5)
 
 
 def _join(nodes: Any) -> None:

@@ -110,7 +110,10 @@ def ppo_config(
     return (
         PPOConfig()
         .environment(ScopaMultiAgentEnv, env_config={"table": table}, disable_env_checking=True)
-        .env_runners(num_env_runners=num_env_runners, num_cpus_per_env_runner=1)
+        # A shared or slow machine can take minutes for a batch: wait rather than return none.
+        .env_runners(
+            num_env_runners=num_env_runners, num_cpus_per_env_runner=1, sample_timeout_s=3600
+        )
         .multi_agent(
             policies=set(specs),
             policy_mapping_fn=mapping(table, tuple(opponents)),
