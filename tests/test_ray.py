@@ -420,7 +420,6 @@ def test_a_player_module_plays_the_players_moves() -> None:
 
 
 def test_the_rllib_config_refuses_what_it_cannot_run() -> None:
-    pytest.importorskip("ray.rllib")
     from training.config import ConfigError
     from training.rllib_train import RLlibRunConfig, load_rllib_config
 
