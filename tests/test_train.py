@@ -20,7 +20,7 @@ CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 # Config validation ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["quick.yaml", "full.yaml"])
+@pytest.mark.parametrize("name", ["quick.yaml", "full.yaml", "scratch.yaml"])
 def test_shipped_configs_validate(name: str) -> None:
     config = load_config(CONFIGS / name)
     assert config.name == name.removesuffix(".yaml")
@@ -87,6 +87,11 @@ def test_variant_configs_validate_and_take_rule_options(name: str) -> None:
             {"warm_start": {"teacher": "ismcts", "temperature": 0}},
             "warm_start.temperature",
             "greater than 0",
+        ),
+        (
+            {"eval": {"opponents": ["clone"], "best_against": "clone"}},
+            "config",
+            "eval opponent 'clone' is the run's warm start, but warm_start.teacher is null",
         ),
         ({"n_envs": 10, "selfplay": {"groups": 4}}, "config", "multiple of selfplay.groups"),
         ({"n_envs": 8, "ppo": {"n_steps": 8, "batch_size": 128}}, "config", "ppo.batch_size"),
