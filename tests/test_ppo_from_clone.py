@@ -43,10 +43,12 @@ def _agreement(run_dir: Path) -> float:
     from sb3_contrib import MaskablePPO
 
     from agents.greedy import GreedyAgent
-    from scopa_env.vector_env import ScopaVecEnv
+    from training.selfplay import OpponentPool
+    from training.train import make_training_env
     from training.warm_start import collect
 
-    env = ScopaVecEnv(64, opponent="greedy", episode="deal", reward="points", seed=99)
+    config = load_config(CONFIGS / "quick.yaml", [*SMALL, "seed=99"])
+    env = make_training_env(config, OpponentPool({"greedy": 1.0}, 1, seed=99))
     data = collect(env, GreedyAgent(), 4096, 1.0)  # greedy's play on deals of another seed
     choice = data.masks.sum(axis=1) > 1
     obs = torch.as_tensor(data.obs[choice])
@@ -78,6 +80,6 @@ def test_a_few_ppo_updates_keep_the_clones_moves(tmp_path: Path) -> None:
     assert [(r["update"], r["opponent"]) for r in rows] == [("0", "clone"), ("3", "clone")]
     assert float(rows[0]["points_per_deal"]) == 0.0
     kept = _agreement(run_dir)
-    assert kept >= 0.97, f"three updates of the quick recipe kept {kept:.1%} of the clone's moves"
+    assert kept >= 0.95, f"three updates of the quick recipe kept {kept:.1%} of the clone's moves"
     wrecked = _agreement(_train(tmp_path, "wrecked", "ppo.learning_rate=0.02"))
     assert wrecked < kept - 0.03, (kept, wrecked)
