@@ -20,7 +20,7 @@ CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 # Config validation ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["quick.yaml", "full.yaml"])
+@pytest.mark.parametrize("name", ["quick.yaml", "full.yaml", "scratch.yaml"])
 def test_shipped_configs_validate(name: str) -> None:
     config = load_config(CONFIGS / name)
     assert config.name == name.removesuffix(".yaml")
@@ -87,6 +87,11 @@ def test_variant_configs_validate_and_take_rule_options(name: str) -> None:
             {"warm_start": {"teacher": "ismcts", "temperature": 0}},
             "warm_start.temperature",
             "greater than 0",
+        ),
+        (
+            {"eval": {"opponents": ["clone"], "best_against": "clone"}},
+            "config",
+            "eval opponent 'clone' is the run's warm start, but warm_start.teacher is null",
         ),
         ({"n_envs": 10, "selfplay": {"groups": 4}}, "config", "multiple of selfplay.groups"),
         ({"n_envs": 8, "ppo": {"n_steps": 8, "batch_size": 128}}, "config", "ppo.batch_size"),
@@ -444,3 +449,15 @@ def test_warm_start_too_small_to_finish_an_episode_is_a_clear_error() -> None:
     env = PoolVecEnv(16, 2, pool, {"random": RandomAgent(seed=1)}, seed=0)
     with pytest.raises(ValueError, match="warm_start.samples=64 .* too few to finish"):
         collect(env, GreedyAgent(), samples=64, gamma=1.0)
+
+
+def test_a_run_from_scratch_is_evaluated_from_its_random_network(tmp_path: Path) -> None:
+    """The learning curve opens with the starting point, warm start or not."""
+    from evaluation.records import read_csv
+    from training.train import train
+
+    config = validate(_tiny(warm_start={"teacher": None}, total_timesteps=128))
+    train(config, tmp_path / "run", progress=False)
+    rows = read_csv(tmp_path / "run" / "evals.csv")
+    assert [(r["update"], r["timesteps"]) for r in rows] == [("0", "0"), ("1", "128")]
+    assert not (tmp_path / "run" / "clone.zip").exists()

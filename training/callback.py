@@ -74,14 +74,16 @@ class TrainingCallback(_base_callback()):  # type: ignore[misc]
         self.pool_env.take_timers()  # drop what the warm start's games left in the counters
         self.pool_env.take_results()
         fresh = latest_checkpoint(self.run_dir) is None
-        if self.state.warm_start and self.model.num_timesteps == 0 and fresh:
-            self.logger.record("warm_start/accuracy", self.state.warm_start["accuracy"])
-            self.logger.record("warm_start/seconds", self.state.warm_start["seconds"])
-            self.logger.dump(0)
-            # The clone is a candidate for the best checkpoint, and a resume starts from it.
+        if self.model.num_timesteps == 0 and fresh:
+            # The starting point (the clone, or the random network) opens the learning curve.
+            if self.state.warm_start:
+                self.logger.record("warm_start/accuracy", self.state.warm_start["accuracy"])
+                self.logger.record("warm_start/seconds", self.state.warm_start["seconds"])
+                self.logger.dump(0)
             if self.config.eval.every:
                 self._evaluate()
-            self._checkpoint()
+            if self.state.warm_start:  # the clone is a candidate for best, and resumable
+                self._checkpoint()
         self.clock = time.perf_counter()
 
     def _on_rollout_start(self) -> None:

@@ -25,15 +25,22 @@ def evaluate_checkpoint(
     same seeded decks. One row per opponent: points per deal with its 95% interval, deal
     record, and the match win rate when ``matches`` duplicate matches are played.
     """
+    clone = path.parent / "clone.zip"  # the run folder's warm start, opponent ``clone``
     with tempfile.TemporaryDirectory() as tmp:
         # A fresh file name for every evaluation: the harness caches its players by name.
         unique = Path(tmp) / f"{path.stem}-{uuid.uuid4().hex[:8]}.zip"
         shutil.copyfile(path, unique)
-        return _evaluate_rows(unique, config, deals, matches, progress, final)
+        return _evaluate_rows(unique, config, deals, matches, progress, final, clone)
 
 
 def _evaluate_rows(
-    path: Path, config: TrainConfig, deals: int, matches: int, progress: bool, final: bool
+    path: Path,
+    config: TrainConfig,
+    deals: int,
+    matches: int,
+    progress: bool,
+    final: bool,
+    clone: Path,
 ) -> list[dict[str, Any]]:
     from evaluation.harness import evaluate
 
@@ -42,8 +49,16 @@ def _evaluate_rows(
     if final and config.eval.final_opponents is not None:
         opponents = config.eval.final_opponents
     for opponent in opponents:
+        player = opponent
+        if opponent == "clone":
+            if not clone.is_file():
+                raise FileNotFoundError(
+                    f"eval opponent 'clone' is {clone}, which does not exist (a run saves it "
+                    "after its warm start)"
+                )
+            player = str(clone)
         _, (summary,), _ = evaluate(
-            [str(path), opponent],
+            [str(path), player],
             deals=deals,
             matches=matches,
             rules=config.resolved_rules(),

@@ -22,8 +22,9 @@ from scopa_env.rules import Rules, describe_rules, resolve_rules
 REPOSITORY = Path(__file__).resolve().parents[1]
 #: Opponents the self-play pool can draw: batched baselines and frozen copies of the learner.
 POOL_MEMBERS = ("random", "greedy", "heuristic", "snapshot", "latest")
-#: Baselines the periodic evaluation can play against (any ``agents.make_agent`` name works).
-EVAL_OPPONENTS = ("random", "greedy", "heuristic", "ismcts")
+#: Baselines the periodic evaluation can play against (any ``agents.make_agent`` name works),
+#: and ``clone``: the run's own warm start (``clone.zip``), PPO's starting point.
+EVAL_OPPONENTS = ("random", "greedy", "heuristic", "ismcts", "clone")
 
 
 class _Loader(yaml.SafeLoader):
@@ -286,6 +287,11 @@ class TrainConfig(_Section):
             raise ValueError(
                 f"ppo.batch_size={self.ppo.batch_size} exceeds the rollout size "
                 f"ppo.n_steps * n_envs = {rollout}"
+            )
+        named = set(self.eval.opponents) | set(self.eval.final_opponents or ())
+        if "clone" in named and self.warm_start.teacher is None:
+            raise ValueError(
+                "eval opponent 'clone' is the run's warm start, but warm_start.teacher is null"
             )
         if self.n_envs % self.selfplay.groups:
             raise ValueError(

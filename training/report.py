@@ -16,7 +16,12 @@ from training.config import TrainConfig
 
 
 def plot_learning_curve(run_dir: Path) -> None:
-    """Points per deal against each evaluation opponent over training, with 95% bands."""
+    """Points per deal against each evaluation opponent over training, with 95% bands.
+
+    The evaluation at step 0 (the warm start's clone, or the random network) is the starting
+    point every later one is read against: it is drawn as a larger marker and named in the
+    legend; ``vs clone`` is the head-to-head against that starting point itself.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
@@ -35,13 +40,32 @@ def plot_learning_curve(run_dir: Path) -> None:
             hi = np.array([float(r["ci_high"]) for r in mine])
             (line,) = ax.plot(x, y, marker="o", markersize=3, label=f"vs {opponent}")
             ax.fill_between(x, lo, hi, color=line.get_color(), alpha=0.2)
+            start = x == 0
+            ax.plot(
+                x[start],
+                y[start],
+                marker="D",
+                markersize=7,
+                linestyle="none",
+                color=line.get_color(),
+            )
+        if any(int(r["timesteps"]) == 0 for r in rows):
+            ax.plot(
+                [],
+                [],
+                marker="D",
+                markersize=7,
+                linestyle="none",
+                color="grey",
+                label="start (before PPO)",
+            )
     ax.axhline(0.0, color="grey", linewidth=0.8)
     ax.set_xlabel("environment steps (learner decisions)")
     ax.set_ylabel("points per deal (duplicate deals)")
     ax.set_title(f"Learning curve: {run_dir.name}")
     ax.grid(alpha=0.3)
     if ax.get_legend_handles_labels()[0]:
-        ax.legend()
+        ax.legend(fontsize="small")
     fig.tight_layout()
     with atomic_path(run_dir / "learning_curve.png") as tmp:
         fig.savefig(tmp)

@@ -148,6 +148,8 @@ def _train(config: TrainConfig, run_dir: Path, resume: bool, progress: bool) -> 
         if config.warm_start.teacher is not None:
             state.warm_start = run_warm_start(model, env, config, run_dir)
             state.wall_s += state.warm_start["seconds"]
+            with atomic_path(run_dir / "clone.zip") as tmp:  # PPO's starting point, to compare
+                model.save(tmp)
     else:
         # The config's PPO settings win over the checkpoint's, so a resume can change them.
         settings = {k: v for k, v in ppo_kwargs(config).items() if k != "policy_kwargs"}
