@@ -60,7 +60,7 @@ QUICK_BATCH_SIZES = (1, 64, 1024, 4096, 16384)
 Runner = Callable[[float], tuple[int, float]]
 BENCH_LIBRARIES = ("scopa-env", "numpy", "pettingzoo", "open-spiel", "gymnasium")
 #: The tables of more than two seats whose AEC loop is held to the two-player one.
-AEC_TABLES = ("scopa_3", "scopa_4", "scopa_6", "scopone")
+AEC_TABLES = ("scopa_3", "scopa_4", "scopa_6", "scopone", "scopone_scientifico")
 #: The least rate of a table's AEC loop, as a fraction of the two-player one.
 AEC_TABLE_TARGET = 0.9
 

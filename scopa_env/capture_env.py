@@ -40,7 +40,7 @@ from scopa_env.cards import (
 )
 from scopa_env.engine import Deal, IllegalMoveError, Match
 from scopa_env.errors import EnvironmentArgumentError, ResetNeededError
-from scopa_env.observation import bits_to_mask
+from scopa_env.observation import ObservationWriter, bits_to_mask
 from scopa_env.rules import Rules, resolve_rules
 from scopa_env.tables import Table
 
@@ -63,6 +63,46 @@ RESET_OPTIONS = ("deck", "first_player")
 _VALUE = [int(v) for v in CAPTURE_VALUE]
 #: An observation layout: the encoder and the upper bounds of the vector.
 Layout = tuple[Callable[..., np.ndarray], np.ndarray]
+#: A layout's hot path: its ``encode_view``, ``deal_block`` and ``writer``
+#: (``scopa_env.observation`` documents them).
+FastLayout = tuple[
+    Callable[..., np.ndarray], Callable[..., tuple[float, ...]], Callable[[], ObservationWriter]
+]
+
+#: Action masks by legal-action bits, handed out as copies (building one costs more).
+_MASKS: dict[int, np.ndarray] = {}
+_MASKS_HELD = 1 << 15
+
+
+def action_mask(legal: int) -> np.ndarray:
+    """The int8 action mask of the legal-action bits ``legal``: a new array each call."""
+    mask = _MASKS.get(legal)
+    if mask is None:
+        if len(_MASKS) >= _MASKS_HELD:
+            _MASKS.clear()
+        mask = _MASKS[legal] = bits_to_mask(legal, NUM_ACTIONS)
+        mask.flags.writeable = False
+    return mask.copy()
+
+
+def fast_layout(encoder: Callable[..., np.ndarray]) -> FastLayout | None:
+    """The hot path of one of this package's encoders, or None for any other encoder.
+
+    An environment with such an encoder observes straight from its deal (``Deal.view``) with
+    the match features worked out once a deal; ``tests/test_fast_paths.py`` holds the two
+    paths equal at every table.
+    """
+    from scopa_env import observation, scopone_observation, scopone_v0, table_observation
+
+    if encoder is observation.encode:
+        return observation.encode_view, observation.deal_block, observation.writer
+    if encoder is scopone_v0._encode:  # scopone_observation.encode without the stock size
+        module = scopone_observation
+        return module.encode_view, module.deal_block, module.writer
+    layout = getattr(encoder, "__self__", None)
+    if isinstance(layout, table_observation.TableLayout) and encoder == layout.encode:
+        return layout.encode_view, layout.deal_block, layout.writer
+    return None
 
 
 class Play(NamedTuple):
@@ -221,6 +261,9 @@ class CaptureGameEnv(AECEnv, EzPickle):
         self._players = len(agents)
         self._index = {agent: seat for seat, agent in enumerate(agents)}
         self._encoder = encoder
+        fast = fast_layout(encoder)
+        self._fast = None if fast is None else fast[:2]
+        self._write = None if fast is None else fast[2]()
         self._rng: np.random.Generator | None = None
         self._current: int | None = None  # the player to move; None once the game is over
 
@@ -324,6 +367,7 @@ class CaptureGameEnv(AECEnv, EzPickle):
         else:
             self._deal = self._match.new_deal(self._rng)
         self._score_before = (0,) * self.table.sides
+        self._deal_blocks()
 
         self.agents = list(agents)
         self.rewards = dict.fromkeys(agents, 0.0)
@@ -337,7 +381,7 @@ class CaptureGameEnv(AECEnv, EzPickle):
         self._pending: int | None = None
         self._options: tuple[int, ...] = ()
         self._picked = 0
-        self._last_play: Play | None = None
+        self._last_play: tuple[int, int, int, bool] | None = None  # a Play's fields
         self._refresh()
         if self.render_mode == "human":
             self.render()
@@ -434,7 +478,8 @@ class CaptureGameEnv(AECEnv, EzPickle):
     @property
     def last_play(self) -> Play | None:
         """The last play resolved in this episode (it may belong to the previous deal)."""
-        return self._last_play
+        play = self._last_play
+        return None if play is None else Play._make(play)
 
     @property
     def picked(self) -> tuple[int, ...]:
@@ -481,7 +526,7 @@ class CaptureGameEnv(AECEnv, EzPickle):
                 "pending": self._pending,
                 "options": self._options,
                 "picked": self._picked,
-                "last_play": self._last_play,
+                "last_play": self.last_play,
                 "agents": self.agents,
                 "agent_selection": self.agent_selection,
                 "skip_agent_selection": self._skip_agent_selection,
@@ -506,6 +551,7 @@ class CaptureGameEnv(AECEnv, EzPickle):
         self._match = game["match"]
         self._rng = game["rng"]
         self._score_before = game["score_before"]
+        self._deal_blocks()
         self._pending = game["pending"]
         self._options = game["options"]
         self._picked = game["picked"]
@@ -557,12 +603,19 @@ class CaptureGameEnv(AECEnv, EzPickle):
                 first_player = 0
         return deck, None if first_player is None else int(first_player)
 
+    def _deal_blocks(self) -> None:
+        """Each seat's observation features that hold for the whole deal (``deal_block``)."""
+        if self._fast is not None:
+            block, scores, target = self._fast[1], self._score_before, self.rules.target
+            dealer = self._deal.dealer
+            self._blocks = [block(scores, target, dealer, p) for p in range(self._players)]
+
     def _refresh(self) -> None:
         """Recompute what the next step and observations need; drop cached observations."""
         deal = self._deal
-        masks = deal.masks
-        self._masks = masks
-        self._table_cards = masks["table"]
+        view = deal.view()
+        self._view = view
+        self._table_cards = view[1]
         self._obs_cache: list[dict[str, np.ndarray] | None] = [None] * self._players
         if self._done:
             self._current = None
@@ -572,13 +625,26 @@ class CaptureGameEnv(AECEnv, EzPickle):
         self._current = player
         self.agent_selection = self._agents[player]
         if self._pending is None:
-            self._legal = masks["hands"][player]
+            self._legal = view[0][player]
         else:
             self._legal = pickable_cards(self._options, self._picked) << PICK_OFFSET
 
     def _observe(self, player: int) -> dict[str, np.ndarray]:
-        masks = self._masks
+        fast = self._fast
+        if fast is None:
+            return self._observe_simple(player)
+        if player != self._current:
+            observation = fast[0](self._view, player, None, 0, self._blocks[player], self._write)
+            return {"observation": observation, "action_mask": action_mask(0)}
+        observation = fast[0](
+            self._view, player, self._pending, self._picked, self._blocks[player], self._write
+        )
+        return {"observation": observation, "action_mask": action_mask(self._legal)}
+
+    def _observe_simple(self, player: int) -> dict[str, np.ndarray]:
+        """``_observe`` through the layout's encoder and ``Deal.masks``: any encoder's path."""
         deal = self._deal
+        masks = deal.masks
         current = player == self._current
         choosing = current and self._pending is not None
         observation = self._encoder(
@@ -606,10 +672,10 @@ class CaptureGameEnv(AECEnv, EzPickle):
         """Apply a resolved play to the engine; score the deal if it ends."""
         deal = self._deal
         player = deal.current_player
-        sweep = capture != 0 and capture == self._table_cards
-        scope = deal.scope[player] if sweep else 0
+        scope = self._view[5]  # the deal's own list: it counts this play's scopa
+        before = scope[player]
         deal.play_unchecked(card, capture)
-        self._last_play = Play(player, card, capture, sweep and deal.scope[player] > scope)
+        self._last_play = (player, card, capture, scope[player] > before)
         if deal.is_over:
             self._end_deal()
 
@@ -646,6 +712,7 @@ class CaptureGameEnv(AECEnv, EzPickle):
         if not done:
             self._deal = match.new_deal(self._rng)  # type: ignore[arg-type]  # set by reset
             self._score_before = match.scores
+            self._deal_blocks()
 
     def _illegal_message(self, action: Any) -> str:
         agent = self.agent_selection

@@ -470,6 +470,26 @@ class Deal:
             "played": tuple(self._played),
         }
 
+    def view(
+        self,
+    ) -> tuple[list[int], int, list[int], list[int], int, list[int], int | None, int]:
+        """``(hands, table, piles, played, stock size, scope, last capturer, dealer)``: what an
+        observation reads, as the deal holds it, for the environments' hot path.
+
+        The lists are the deal's own (no copies): read them before the next play, never
+        change them. ``masks`` is the copying, dictionary form.
+        """
+        return (
+            self._hands,
+            self._table,
+            self._piles,
+            self._played,
+            len(self._stock),
+            self._scope,
+            self._last_capturer,
+            self._dealer,
+        )
+
     def _team_piles(self) -> tuple[int, ...]:
         piles, sides = self._piles, self._kind.sides
         if sides == len(piles):

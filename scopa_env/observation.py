@@ -35,7 +35,7 @@ All values lie in [0, 1] except ``match_score`` (in [0, 4]). The vector is float
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -153,14 +153,39 @@ def write_observation(
     rounds a Python float.
     """
     start = num_planes * NUM_CARDS
+    raw = np.frombuffer(bits.to_bytes(num_planes * _CARD_BYTES, "little"), dtype=np.uint8)
     if out is not None:
-        out[:start] = bits_to_planes(bits, num_planes)
+        out[:start] = _BYTE_BITS.take(raw, axis=0).ravel()
         out[start:] = values
         return out
     obs = np.empty(start + scalars.size // 4, dtype=np.float32)
-    obs[:start] = bits_to_planes(bits, num_planes)
+    # Byte values index the 256 rows, so "clip" never clips; it lets take write in place.
+    _BYTE_BITS.take(raw, axis=0, out=obs[:start].reshape(-1, 8), mode="clip")
     scalars.pack_into(obs, 4 * start, *values)  # type: ignore[arg-type]  # a writable buffer
     return obs
+
+
+class ObservationWriter:
+    """``write_observation`` for one layout through scratch arrays made once, returning a new
+    vector each call (one copy, instead of building each array and view anew).
+
+    Not for sharing between threads: each environment has its own.
+    """
+
+    def __init__(self, num_planes: int, scalars: struct.Struct) -> None:
+        self._bytes = num_planes * _CARD_BYTES
+        self._index = np.zeros(self._bytes, dtype=np.uint8)
+        self._index_bytes = memoryview(self._index)
+        self._vector = np.empty(num_planes * NUM_CARDS + scalars.size // 4, dtype=np.float32)
+        self._planes = self._vector[: num_planes * NUM_CARDS].reshape(-1, 8)
+        self._offset = 4 * num_planes * NUM_CARDS
+        self._pack_into = scalars.pack_into
+
+    def __call__(self, bits: int, values: Sequence[float]) -> np.ndarray:
+        self._index_bytes[:] = bits.to_bytes(self._bytes, "little")
+        _BYTE_BITS.take(self._index, 0, self._planes, "clip")
+        self._pack_into(self._vector, self._offset, *values)  # type: ignore[arg-type]
+        return self._vector.copy()
 
 
 def planes_to_masks(observations: np.ndarray, num_planes: int = NUM_PLANES) -> np.ndarray:
@@ -177,6 +202,81 @@ _SCALARS = scalar_format(OBS_SIZE - NUM_PLANES * NUM_CARDS)
 def plane(obs: np.ndarray, name: str) -> np.ndarray:
     """The named feature of an observation (a view; works on batches too)."""
     return obs[..., OBS_SLICES[name]]
+
+
+#: A deal's state as ``Deal.view()`` gives it: hands, table, piles, played, stock size, scope,
+#: last capturer, dealer (the per-seat entries indexable by seat).
+DealView = tuple[
+    Sequence[int], int, Sequence[int], Sequence[int], int, Sequence[int], int | None, int
+]
+#: The ``phase`` feature, by whether a capture is being chosen: [play, pick].
+PHASE_VALUES = ((1.0, 0.0), (0.0, 1.0))
+_LAST = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))  # [me, the opponent, nobody]
+
+
+def deal_block(
+    match_score: Sequence[int], target: int, dealer: int, player: int
+) -> tuple[float, ...]:
+    """The ``match_score``, ``target`` and ``dealer`` features of ``player``, together in the
+    vector: they change only between deals, so the environment works them out once a deal."""
+    return (
+        min(match_score[player] / target, MATCH_SCORE_CAP),
+        min(match_score[1 - player] / target, MATCH_SCORE_CAP),
+        target / TARGET_SCALE,
+        float(dealer == player),
+    )
+
+
+def writer() -> ObservationWriter:
+    """A writer of this layout's vectors, for ``encode_view``."""
+    return ObservationWriter(NUM_PLANES, _SCALARS)
+
+
+def encode_view(
+    view: DealView,
+    player: int,
+    pending_card: int | None,
+    picked: int,
+    block: tuple[float, ...],
+    write: Callable[[int, Sequence[float]], np.ndarray],
+) -> np.ndarray:
+    """``encode`` from a deal's ``view`` and the player's ``deal_block``, written by ``write``
+    (``writer()``'s, or ``write_observation``): what ``encode`` and the environment's hot path
+    both run."""
+    hands, table, piles, played, stock_size, scope, last_capturer, _dealer = view
+    opp = 1 - player
+    hand = hands[player]
+    mine, theirs = piles[player], piles[opp]
+    unseen = ALL_CARDS_MASK & ~(hand | table | mine | theirs)
+    if pending_card is None:
+        pending = 0
+        phase = PHASE_VALUES[0]
+    else:
+        pending = 1 << pending_card
+        hand &= ~pending
+        phase = PHASE_VALUES[1]
+    # stack_masks of the nine planes, written out: hand, table, captures, played, unseen...
+    bits = (
+        hand
+        | table << 40
+        | mine << 80
+        | theirs << 120
+        | played[player] << 160
+        | played[opp] << 200
+        | unseen << 240
+        | pending << 280
+        | picked << 320
+    )
+    values = (
+        *phase,
+        stock_size / STOCK_SCALE,
+        hands[opp].bit_count() / HAND_SCALE,
+        scope[player] / SCOPE_SCALE,
+        scope[opp] / SCOPE_SCALE,
+        *block,
+        *_LAST[2 if last_capturer is None else int(last_capturer != player)],
+    )
+    return write(bits, values)
 
 
 def encode(
@@ -197,40 +297,16 @@ def encode(
     out: np.ndarray | None = None,
 ) -> np.ndarray:
     """The observation of ``player`` from the masks of a deal and the match around it."""
-    opp = 1 - player
-    hand = hands[player]
-    pending = 0 if pending_card is None else 1 << pending_card
-    bits = stack_masks(
-        (
-            hand & ~pending,
-            table,
-            piles[player],
-            piles[opp],
-            played[player],
-            played[opp],
-            ALL_CARDS_MASK & ~(hand | table | piles[0] | piles[1]),  # unseen
-            pending,
-            picked,
-        )
+    view = (hands, table, piles, played, stock_size, scope, last_capturer, dealer)
+    block = deal_block(match_score, target, dealer, player)
+    return encode_view(
+        view,
+        player,
+        pending_card,
+        picked,
+        block,
+        lambda bits, values: write_observation(bits, NUM_PLANES, _SCALARS, values, out),
     )
-    last = 2 if last_capturer is None else (0 if last_capturer == player else 1)
-    choosing = pending_card is not None
-    values = (
-        float(not choosing),
-        float(choosing),
-        stock_size / STOCK_SCALE,
-        hands[opp].bit_count() / HAND_SCALE,
-        scope[player] / SCOPE_SCALE,
-        scope[opp] / SCOPE_SCALE,
-        min(match_score[player] / target, MATCH_SCORE_CAP),
-        min(match_score[opp] / target, MATCH_SCORE_CAP),
-        target / TARGET_SCALE,
-        float(dealer == player),
-        float(last == 0),
-        float(last == 1),
-        float(last == 2),
-    )
-    return write_observation(bits, NUM_PLANES, _SCALARS, values, out)
 
 
 def decode(observation: np.ndarray) -> InfoState:

@@ -38,17 +38,21 @@ All values lie in [0, 1] except ``match_score`` (in [0, 4]). The vector is float
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 import numpy as np
 
 from scopa_env.cards import ALL_CARDS_MASK, NUM_CARDS
 from scopa_env.info_state import InfoState, register_decoder
 from scopa_env.observation import (
     MATCH_SCORE_CAP,
+    PHASE_VALUES,
     TARGET_SCALE,
+    DealView,
+    ObservationWriter,
     layout_slices,
     planes_to_masks,
     scalar_format,
-    stack_masks,
     write_observation,
 )
 
@@ -93,11 +97,84 @@ _SCALARS = scalar_format(OBS_SIZE - NUM_PLANES * NUM_CARDS)
 _SEATS = tuple(tuple((player + offset) % 4 for offset in range(4)) for player in range(4))
 #: Per dealer offset from the observer: the one-hot ``dealer`` feature.
 _DEALER = tuple(tuple(float(k == i) for i in range(4)) for k in range(4))
+#: The one-hot ``last_capturer`` feature: [my partnership, the opponents, nobody yet].
+_LAST = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
 
 
 def plane(obs: np.ndarray, name: str) -> np.ndarray:
     """The named feature of a Scopone observation (a view; works on batches too)."""
     return obs[..., OBS_SLICES[name]]
+
+
+def deal_block(
+    match_score: tuple[int, int], target: int, dealer: int, player: int
+) -> tuple[float, ...]:
+    """The ``match_score``, ``target`` and ``dealer`` features of seat ``player``, together in
+    the vector: they change only between deals, so the environment works them out once a
+    deal."""
+    team = player & 1
+    return (
+        min(match_score[team] / target, MATCH_SCORE_CAP),
+        min(match_score[1 - team] / target, MATCH_SCORE_CAP),
+        target / TARGET_SCALE,
+        *_DEALER[(dealer - player) % 4],
+    )
+
+
+def writer() -> ObservationWriter:
+    """A writer of this layout's vectors, for ``encode_view``."""
+    return ObservationWriter(NUM_PLANES, _SCALARS)
+
+
+def encode_view(
+    view: DealView,
+    player: int,
+    pending_card: int | None,
+    picked: int,
+    block: tuple[float, ...],
+    write: Callable[[int, Sequence[float]], np.ndarray],
+) -> np.ndarray:
+    """``encode`` from a deal's ``view`` (its stock size unused: Scopone deals every card) and
+    the seat's ``deal_block``, written by ``write`` (``writer()``'s, or
+    ``write_observation``): what ``encode`` and the environment's hot path both run."""
+    hands, table, piles, played, _stock, scope, last_capturer, _dealer = view
+    me, after, partner, before = _SEATS[player]
+    ours, theirs = piles[me] | piles[partner], piles[after] | piles[before]
+    hand = hands[me]
+    unseen = ALL_CARDS_MASK & ~(hand | table | ours | theirs)
+    if pending_card is None:
+        pending = 0
+        phase = PHASE_VALUES[0]
+    else:
+        pending = 1 << pending_card
+        hand &= ~pending
+        phase = PHASE_VALUES[1]
+    # stack_masks of the eleven planes, written out: hand, table, captures, played...
+    bits = (
+        hand
+        | table << 40
+        | ours << 80
+        | theirs << 120
+        | played[me] << 160
+        | played[after] << 200
+        | played[partner] << 240
+        | played[before] << 280
+        | unseen << 320
+        | pending << 360
+        | picked << 400
+    )
+    team = me & 1
+    values = (
+        *phase,
+        hands[after].bit_count() / HAND_SCALE,
+        hands[partner].bit_count() / HAND_SCALE,
+        hands[before].bit_count() / HAND_SCALE,
+        (scope[me] + scope[partner]) / SCOPE_SCALE,
+        (scope[after] + scope[before]) / SCOPE_SCALE,
+        *block,
+        *_LAST[2 if last_capturer is None else int(last_capturer & 1 != team)],
+    )
+    return write(bits, values)
 
 
 def encode(
@@ -121,45 +198,16 @@ def encode(
     ``hands``, ``piles``, ``played`` and ``scope`` are per seat; ``match_score`` is per
     partnership (seats 0 and 2, then 1 and 3).
     """
-    me, after, partner, before = _SEATS[player]
-    ours, theirs = piles[me] | piles[partner], piles[after] | piles[before]
-    hand = hands[me]
-    pending = 0 if pending_card is None else 1 << pending_card
-    bits = stack_masks(
-        (
-            hand & ~pending,
-            table,
-            ours,
-            theirs,
-            played[me],
-            played[after],
-            played[partner],
-            played[before],
-            ALL_CARDS_MASK & ~(hand | table | ours | theirs),  # unseen
-            pending,
-            picked,
-        )
+    view = (hands, table, piles, played, 0, scope, last_capturer, dealer)
+    block = deal_block(match_score, target, dealer, player)
+    return encode_view(
+        view,
+        player,
+        pending_card,
+        picked,
+        block,
+        lambda bits, values: write_observation(bits, NUM_PLANES, _SCALARS, values, out),
     )
-    team = me & 1
-    last = 2 if last_capturer is None else (0 if last_capturer & 1 == team else 1)
-    choosing = pending_card is not None
-    values = (
-        float(not choosing),
-        float(choosing),
-        hands[after].bit_count() / HAND_SCALE,
-        hands[partner].bit_count() / HAND_SCALE,
-        hands[before].bit_count() / HAND_SCALE,
-        (scope[me] + scope[partner]) / SCOPE_SCALE,
-        (scope[after] + scope[before]) / SCOPE_SCALE,
-        min(match_score[team] / target, MATCH_SCORE_CAP),
-        min(match_score[1 - team] / target, MATCH_SCORE_CAP),
-        target / TARGET_SCALE,
-        *_DEALER[(dealer - me) % 4],
-        float(last == 0),
-        float(last == 1),
-        float(last == 2),
-    )
-    return write_observation(bits, NUM_PLANES, _SCALARS, values, out)
 
 
 def decode(observation: np.ndarray) -> InfoState:

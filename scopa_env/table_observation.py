@@ -48,7 +48,8 @@ registers its decoder with ``scopa_env.info_state`` under its size, and the size
 from __future__ import annotations
 
 import operator
-from functools import cached_property
+from collections.abc import Callable, Sequence
+from functools import cached_property, reduce
 from typing import Any
 
 import numpy as np
@@ -57,11 +58,13 @@ from scopa_env.cards import ALL_CARDS_MASK, NUM_CARDS
 from scopa_env.info_state import InfoState, register_decoder
 from scopa_env.observation import (
     MATCH_SCORE_CAP,
+    PHASE_VALUES,
     TARGET_SCALE,
+    DealView,
+    ObservationWriter,
     layout_slices,
     planes_to_masks,
     scalar_format,
-    stack_masks,
     write_observation,
 )
 from scopa_env.tables import TABLES, Table
@@ -108,6 +111,14 @@ class TableLayout:
         self._one_hot = tuple(tuple(float(k == i) for i in range(n)) for k in range(n))
         self._one_hot_last = tuple(tuple(float(k == i) for i in range(n + 1)) for k in range(n + 1))
         self._no_scores = (0,) * table.sides
+        self._players = n
+        #: Per observer seat: the shift of each seat's pile, then played cards, in the planes.
+        self._seat_shifts = tuple(
+            tuple((2 + (s - me) % n) * NUM_CARDS for s in seats)
+            + tuple((2 + n + (s - me) % n) * NUM_CARDS for s in seats)
+            for me in seats
+        )
+        self._unseen_shift = (2 + 2 * n) * NUM_CARDS
         self._num_planes = len(self.planes)
         self._scalars = scalar_format(self.size - self._num_planes * NUM_CARDS)
         self._hand_scale = float(table.hand_size)
@@ -171,6 +182,68 @@ class TableLayout:
         start = self.slices[f"{name}_0"].start
         return obs[..., start : start + n * NUM_CARDS].reshape(*obs.shape[:-1], n, NUM_CARDS)
 
+    def deal_block(
+        self, match_score: tuple[int, ...], target: int, dealer: int, player: int
+    ) -> tuple[float, ...]:
+        """The ``partners``, ``match_score``, ``target`` and ``dealer`` features of ``player``,
+        together in the vector: they change only between deals, so the environment works them
+        out once a deal."""
+        scores = match_score or self._no_scores
+        return (
+            *self._partners[player],
+            *[min(scores[side] / target, MATCH_SCORE_CAP) for side in self.side_order[player]],
+            target / TARGET_SCALE,
+            *self._one_hot[(dealer - player) % self._players],
+        )
+
+    def writer(self) -> ObservationWriter:
+        """A writer of this layout's vectors, for ``encode_view``."""
+        return ObservationWriter(self._num_planes, self._scalars)
+
+    def encode_view(
+        self,
+        view: DealView,
+        player: int,
+        pending_card: int | None,
+        picked: int,
+        block: tuple[float, ...],
+        write: Callable[[int, Sequence[float]], np.ndarray],
+    ) -> np.ndarray:
+        """``encode`` from a deal's ``view`` and the seat's ``deal_block``, written by
+        ``write`` (``writer()``'s, or ``write_observation``): what ``encode`` and the
+        environment's hot path both run."""
+        hands, table, piles, played, stock_size, scope, last_capturer, _dealer = view
+        hand = hands[player]
+        unseen = ALL_CARDS_MASK & ~(hand | table | reduce(operator.or_, piles))
+        if pending_card is None:
+            pending = 0
+            phase = PHASE_VALUES[0]
+        else:
+            pending = 1 << pending_card
+            hand &= ~pending
+            phase = PHASE_VALUES[1]
+        # stack_masks of the planes: each seat's pile and played cards shifted to its offset.
+        bits = (
+            hand
+            | table << NUM_CARDS
+            | reduce(
+                operator.or_, map(operator.lshift, (*piles, *played), self._seat_shifts[player])
+            )
+            | unseen << self._unseen_shift
+            | pending << self._unseen_shift + NUM_CARDS
+            | picked << self._unseen_shift + 2 * NUM_CARDS
+        )
+        n = self._players
+        values = (
+            *phase,
+            stock_size / self._stock_scale,
+            *map(self._hand_values.__getitem__, map(int.bit_count, self._after_me[player](hands))),
+            *map(self._scope_scale.__rtruediv__, self._by_offset[player](scope)),
+            *block,
+            *self._one_hot_last[n if last_capturer is None else (last_capturer - player) % n],
+        )
+        return write(bits, values)
+
     def encode(
         self,
         hands: tuple[int, ...],
@@ -191,33 +264,13 @@ class TableLayout:
     ) -> np.ndarray:
         """The observation of seat ``player`` from a deal's masks (``Deal.masks``): the
         arguments of ``scopa_env.observation.encode``, per seat, ``match_score`` per side."""
-        by_offset = self._by_offset[player]
-        hand = hands[player]
-        captured = 0
-        for pile in piles:
-            captured |= pile
-        pending = 0 if pending_card is None else 1 << pending_card
-        unseen = ALL_CARDS_MASK & ~(hand | table | captured)
-        bits = stack_masks(
-            (hand & ~pending, table, *by_offset(piles), *by_offset(played), unseen, pending, picked)
-        )
-        n = self.table.players
-        scores = match_score or self._no_scores
-        scope_scale = self._scope_scale
-        choosing = pending_card is not None
-        values = (
-            float(not choosing),
-            float(choosing),
-            stock_size / self._stock_scale,
-            *map(self._hand_values.__getitem__, map(int.bit_count, self._after_me[player](hands))),
-            *map(scope_scale.__rtruediv__, by_offset(scope)),  # scope / scope_scale
-            *self._partners[player],
-            *[min(scores[side] / target, MATCH_SCORE_CAP) for side in self.side_order[player]],
-            target / TARGET_SCALE,
-            *self._one_hot[(dealer - player) % n],
-            *self._one_hot_last[n if last_capturer is None else (last_capturer - player) % n],
-        )
-        return write_observation(bits, self._num_planes, self._scalars, values, out)
+        view = (hands, table, piles, played, stock_size, scope, last_capturer, dealer)
+        block = self.deal_block(match_score, target, dealer, player)
+
+        def write(bits: int, values: Sequence[float]) -> np.ndarray:
+            return write_observation(bits, self._num_planes, self._scalars, values, out)
+
+        return self.encode_view(view, player, pending_card, picked, block, write)
 
     def decode(self, observation: np.ndarray) -> InfoState:
         """What the observer knows, as an ``InfoState``: pairs are (my side, every other side
