@@ -8,7 +8,10 @@ every card (its planes, rank, suit and the rank/sum facts that decide captures) 
 summary of the position, and reads the logit of "play card c" and "pick table card c" from
 card c's own features. The capture facts follow the rules: with ``capture_sum`` (scopa a
 quindici) a card takes the table cards that make that sum with it, not those worth its own
-value. It plugs into sb3-contrib as ``CardPolicy`` (``MaskablePPO(CardPolicy,
+value. At every table the network reads the table's own layout (``agents.layouts``, by the
+observation's width): its card planes, whatever their number, and its ``table`` and ``unseen``
+planes by name, so the shared per-card weights see every seat's piles and plays as planes. It
+plugs into sb3-contrib as ``CardPolicy`` (``MaskablePPO(CardPolicy,
 ...)``), saves and loads like any SB3 policy, and is chosen with ``ppo.policy: card``.
 """
 
@@ -21,10 +24,12 @@ import torch
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from torch import nn
 
+from agents.layouts import layout_for_table, layout_of
 from scopa_env.cards import CAPTURE_VALUE, NUM_CARDS, SUIT
-from scopa_env.observation import NUM_PLANES, OBS_SLICES
+from scopa_env.errors import TableError
+from scopa_env.tables import resolve_table
 
-_CARD_FEATURES = NUM_PLANES + 10 + 4 + 1 + 4  # planes, rank, suit, value, capture facts
+_OTHER_CARD_FEATURES = 10 + 4 + 1 + 4  # beside the planes: rank, suit, value, capture facts
 _LOOKAHEAD_FEATURES = 7  # see CardNet.lookahead_facts
 _MAX_SUM = 10  # classic captures: a card takes table cards summing to its value, at most 10
 
@@ -73,6 +78,10 @@ class CardNet(nn.Module):
         lookahead: bool = False,
     ) -> None:
         super().__init__()
+        layout = layout_of(obs_size)
+        planes = self.num_planes = len(layout.planes)
+        assert layout.slices[layout.planes[0]].start == 0  # the card planes come first
+        self.table_plane, self.unseen_plane = layout.index("table"), layout.index("unseen")
         self.capture_sum = capture_sum
         self.lookahead = lookahead
         values = torch.as_tensor(CAPTURE_VALUE.astype("int64"))
@@ -90,10 +99,10 @@ class CardNet(nn.Module):
         self.register_buffer("sum_caps", caps, persistent=False)
         self.register_buffer("sum_strides", strides, persistent=False)
         self.register_buffer("sum_table", table, persistent=False)
-        summary = obs_size + NUM_PLANES * 10 + NUM_PLANES * 4 + (self.max_sum + 1)
+        summary = obs_size + planes * 10 + planes * 4 + (self.max_sum + 1)
         self.global_net = nn.Sequential(nn.Linear(summary, global_width), nn.ReLU())
         self.register_buffer("eye", torch.eye(10), persistent=False)
-        card_features = _CARD_FEATURES + (_LOOKAHEAD_FEATURES if lookahead else 0)
+        card_features = planes + _OTHER_CARD_FEATURES + (_LOOKAHEAD_FEATURES if lookahead else 0)
         self.card_in = nn.Linear(card_features, card_width)
         self.card_global = nn.Linear(global_width, card_width)
         self.card_mid = nn.Linear(card_width, card_width)
@@ -193,11 +202,12 @@ class CardNet(nn.Module):
 
     def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         batch = obs.shape[0]
-        planes = obs[:, : NUM_PLANES * NUM_CARDS].reshape(batch, NUM_PLANES, NUM_CARDS)
+        n, on_table, unseen = self.num_planes, self.table_plane, self.unseen_plane
+        planes = obs[:, : n * NUM_CARDS].reshape(batch, n, NUM_CARDS)
         by_rank = planes @ self.rank  # (B, planes, 10)
         by_suit = planes @ self.suit  # (B, planes, 4)
-        table = planes[:, 1]
-        reach, sum_reachable = self.capture_facts(by_rank[:, 1])
+        table = planes[:, on_table]
+        reach, sum_reachable = self.capture_facts(by_rank[:, on_table])
         summary = torch.cat([obs, by_rank.flatten(1), by_suit.flatten(1) / 10.0, reach], dim=1)
         g = self.global_net(summary)
 
@@ -206,8 +216,8 @@ class CardNet(nn.Module):
         # the heuristic player a quindici agreed 1 point more than with the count of the single
         # table cards that make the sum.
         rank_idx = self.value - 1
-        same_rank_on_table = by_rank[:, 1, :][:, rank_idx]  # (B, 40)
-        unseen_same_rank = by_rank[:, 6, :][:, rank_idx] / 4.0
+        same_rank_on_table = by_rank[:, on_table, :][:, rank_idx]  # (B, 40)
+        unseen_same_rank = by_rank[:, unseen, :][:, rank_idx] / 4.0
         table_total = (table * self.value).sum(dim=1, keepdim=True) / 40.0
         card_parts = [
             planes.transpose(1, 2),
@@ -220,7 +230,8 @@ class CardNet(nn.Module):
             table_total.expand(-1, NUM_CARDS).unsqueeze(2),
         ]
         if self.lookahead:
-            card_parts.append(self.lookahead_facts(by_rank[:, 1], by_rank[:, 6], sum_reachable))
+            facts = self.lookahead_facts(by_rank[:, on_table], by_rank[:, unseen], sum_reachable)
+            card_parts.append(facts)
         card_x = torch.cat(card_parts, dim=2)
         h = torch.relu(self.card_in(card_x) + self.card_global(g).unsqueeze(1))
         pooled = h.max(dim=1).values
@@ -237,7 +248,12 @@ class CardNet(nn.Module):
 
 
 class CardPolicy(MaskableActorCriticPolicy):
-    """MaskablePPO's actor-critic with ``CardNet`` in place of the MLP (same API, same saves)."""
+    """MaskablePPO's actor-critic with ``CardNet`` in place of the MLP (same API, same saves).
+
+    ``table``: the table it plays (``scopa_env.tables``), saved with the model so that a player
+    can refuse another table's game, even one of the same observation width (Scopone's two
+    tables); ``None`` (checkpoints from before tables) means the table of the width.
+    """
 
     def __init__(
         self,
@@ -246,8 +262,10 @@ class CardPolicy(MaskableActorCriticPolicy):
         global_width: int = 128,
         capture_sum: int | None = None,
         lookahead: bool = False,
+        table: str | None = None,
         **kwargs: Any,
     ):
+        self.table = None if table is None else resolve_table(table).name
         self.card_width = card_width
         self.global_width = global_width
         self.capture_sum = capture_sum
@@ -256,6 +274,12 @@ class CardPolicy(MaskableActorCriticPolicy):
         super().__init__(*args, **kwargs)
 
     def _build_mlp_extractor(self) -> None:
+        width = layout_of(self.features_dim).width
+        if self.table is not None and width != (wanted := layout_for_table(self.table).width):
+            raise TableError(
+                f"a CardPolicy for table {self.table!r} reads {wanted}-float observations, "
+                f"but its observation space is {width} wide"
+            )
         self.mlp_extractor = CardNet(
             self.features_dim, self.card_width, self.global_width, self.capture_sum, self.lookahead
         )
@@ -279,8 +303,6 @@ class CardPolicy(MaskableActorCriticPolicy):
             global_width=self.global_width,
             capture_sum=self.capture_sum,
             lookahead=self.lookahead,
+            table=self.table,
         )
         return data
-
-
-assert OBS_SLICES["hand"].start == 0  # the card planes come first, as CardNet reads them

@@ -17,18 +17,20 @@ choice.
 
 from __future__ import annotations
 
-from functools import cached_property
+from dataclasses import dataclass
+from functools import cache, cached_property
 
 import numpy as np
 
 from agents.base import RuleAgent
+from agents.layouts import layout_of
 from agents.values import CardValues
-from scopa_env.actions import PICK_OFFSET
+from scopa_env.actions import NUM_ACTIONS, PICK_OFFSET
 from scopa_env.captures import is_ace_sweep
 from scopa_env.cards import ACES_MASK, CAPTURE_VALUE, NUM_CARDS
 from scopa_env.engine import MaskMove
 from scopa_env.info_state import InfoState
-from scopa_env.observation import HAND_SCALE, OBS_SIZE, PLANES, STOCK_SCALE, plane, planes_to_masks
+from scopa_env.observation import planes_to_masks
 from scopa_env.rules import Rules
 
 _VALUE = [int(v) for v in CAPTURE_VALUE]
@@ -42,7 +44,51 @@ _MOVE_VALUE_SHIFT = _CARD_BITS + _MASK_BITS
 _ACES = np.int64(ACES_MASK)
 _LOW_MASK = np.int64((1 << _MASK_BITS) - 1)
 _BITS = np.int64(1) << np.arange(NUM_CARDS, dtype=np.int64)
-_PLANE = {name: i for i, name in enumerate(PLANES)}
+
+
+@dataclass(frozen=True)
+class _BatchLayout:
+    """What ``GreedyAgent.act_batch`` reads from one observation layout, by plane index.
+
+    ``own_piles``/``other_piles``: the capture planes of my side and of the other sides;
+    ``stock`` and ``next_hand``: (index, scale) of the stock size (``None``: no stock) and of the
+    next seat's hand size, which with my cards say whether this is the deal's last play;
+    ``leave_risk``: the valuation of the tables of more seats (``MoveValuer(leave_risk=True)``).
+    """
+
+    num_planes: int
+    hand: int
+    table: int
+    pending: int
+    picked: int
+    own_piles: tuple[int, ...]
+    other_piles: tuple[int, ...]
+    stock: tuple[int, float] | None
+    next_hand: tuple[int, float]
+    leave_risk: bool
+
+
+@cache
+def _batch_layout(width: int) -> _BatchLayout:
+    layout = layout_of(width)
+    return _BatchLayout(
+        len(layout.planes),
+        layout.index("hand"),
+        layout.index("table"),
+        layout.index("pending"),
+        layout.index("picked"),
+        tuple(map(layout.index, layout.own_piles)),
+        tuple(map(layout.index, layout.other_piles)),
+        None
+        if layout.stock_scale is None
+        else (layout.slices["stock_size"].start, layout.stock_scale),
+        (layout.next_hand, layout.hand_scale),
+        leave_risk=layout.players > 2,
+    )
+
+
+def _union(planes: np.ndarray, indices: tuple[int, ...]) -> np.ndarray:
+    return np.bitwise_or.reduce(planes[:, list(indices)], axis=1)
 
 
 class MoveValuer:
@@ -185,26 +231,31 @@ class GreedyAgent(RuleAgent):
     def act_batch(self, observations: np.ndarray, masks: np.ndarray | None = None) -> np.ndarray:
         """Greedy actions for a batch of observation vectors ``(n, obs_size)``, with numpy.
 
-        Makes exactly the choice of ``act`` on each row (a test checks it). ``masks``, if
-        given, are only checked against the actions.
+        Reads the layout of every table (by the vector's width) and makes exactly the choice
+        of ``act`` on each row (a test checks it at every table). ``masks``, if given, are only
+        checked against the actions.
         """
         obs = np.atleast_2d(np.asarray(observations, dtype=np.float32))
-        if obs.shape[1] != OBS_SIZE:
-            raise ValueError(f"act_batch reads scopa_v0 observations ({OBS_SIZE} wide); use act")
+        layout = _batch_layout(obs.shape[1])
+        if layout.leave_risk and self.rules.ace_takes_all and self.rules.ace_sweep_scopa:
+            # A table left without aces is at risk, so the risk depends on which capture is
+            # taken, not on the card alone as below: play ``act`` on each row.
+            every = np.ones((obs.shape[0], NUM_ACTIONS), np.int8) if masks is None else masks
+            return RuleAgent.act_batch(self, obs, every)
         n = obs.shape[0]
         capture_value = self._batch_tables["capture_value"]
-        planes = planes_to_masks(obs).astype(np.int64)
-        card_value, dp_key = self._row_values(planes)
-        hand, table = planes[:, _PLANE["hand"]], planes[:, _PLANE["table"]]
-        pending, picked = planes[:, _PLANE["pending"]], planes[:, _PLANE["picked"]]
+        planes = planes_to_masks(obs, layout.num_planes).astype(np.int64)
+        card_value, dp_key = self._row_values(planes, layout)
+        hand, table = planes[:, layout.hand], planes[:, layout.table]
+        pending, picked = planes[:, layout.pending], planes[:, layout.picked]
         # The candidate cards: the pending card in the pick phase, else the hand.
         candidate = (np.where(pending != 0, pending, hand)[:, None] & _BITS) != 0
-        cards_held = (plane(obs, "hand") + plane(obs, "pending")).sum(axis=1)
-        last_play = (
-            (np.rint(cards_held) == 1)
-            & (np.rint(plane(obs, "stock_size")[:, 0] * STOCK_SCALE) == 0)
-            & (np.rint(plane(obs, "opp_hand_size")[:, 0] * HAND_SCALE) == 0)
+        cards_held = np.bitwise_count(hand.astype(np.uint64) | pending.astype(np.uint64))
+        last_play = (cards_held == 1) & (
+            np.rint(obs[:, layout.next_hand[0]] * layout.next_hand[1]) == 0
         )
+        if layout.stock is not None:
+            last_play &= np.rint(obs[:, layout.stock[0]] * layout.stock[1]) == 0
         sweep_counts = ~last_play | self.rules.last_play_scopa
         best = self._best_capture_keys(table, picked, sweep_counts, card_value, dp_key)
 
@@ -212,16 +263,22 @@ class GreedyAgent(RuleAgent):
         by_card = best[:, capture_value]
         captures = by_card >= 0
         table_total = ((table[:, None] & _BITS) != 0) @ capture_value
-        total_after = table_total[:, None] + capture_value
-        if self.rules.capture_sum is not None:
-            risky = (total_after >= 5) & (total_after <= 14)
-        else:
-            risky = total_after <= 10
-            if self.rules.ace_takes_all and self.rules.ace_sweep_scopa:
-                risky |= ((table[:, None] | _BITS) & _ACES) == 0
+        risky = self._sweepable_totals(table_total[:, None] + capture_value)
+        if self.rules.ace_takes_all and self.rules.ace_sweep_scopa:
+            risky |= ((table[:, None] | _BITS) & _ACES) == 0
         trail_value = -card_value - np.where(risky, self.valuer.sweep_risk, 0)
         value = np.where(captures, (by_card >> _MASK_BITS) + card_value, trail_value)
         mask = np.where(captures, by_card & _LOW_MASK, 0)
+        if layout.leave_risk:
+            # Every capture of a card takes the same total, so what it leaves is at risk or
+            # not whichever capture it is; a capture of the whole table leaves nothing.
+            sum_ = self.rules.capture_sum
+            taken = capture_value if sum_ is None else sum_ - capture_value
+            leaves_risk = self._sweepable_totals(table_total[:, None] - taken) & (
+                mask != table[:, None]
+            )
+            leaves_risk &= captures & ~last_play[:, None]
+            value = value - np.where(leaves_risk, self.valuer.sweep_risk, 0)
         # The move key of ``MoveValuer.best_move``: value, then capture mask, then lowest card.
         key = (value << _MOVE_VALUE_SHIFT) + (mask << _CARD_BITS) + (63 - np.arange(NUM_CARDS))
         card = np.where(candidate, key, np.iinfo(np.int64).min).argmax(axis=1)
@@ -232,7 +289,15 @@ class GreedyAgent(RuleAgent):
             raise ValueError("act_batch chose an action the mask forbids: do the rules match?")
         return actions
 
-    def _row_values(self, planes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _sweepable_totals(self, total: np.ndarray) -> np.ndarray:
+        """``MoveValuer.sweepable`` of non-empty tables by their totals (the totals' part)."""
+        if self.rules.capture_sum is not None:
+            return (total >= 5) & (total <= 14)
+        return (total >= 1) & (total <= 10)
+
+    def _row_values(
+        self, planes: np.ndarray, layout: _BatchLayout
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Per row, each card's value and DP key; one shared row ``(1, 40)`` without napola.
 
         Under napola the coins' values follow each row's capture piles, as in ``act``.
@@ -241,7 +306,7 @@ class GreedyAgent(RuleAgent):
         if not self.rules.napola:
             return tables["card_value"][None, :], tables["dp_key"][None, :]
         coins = np.stack(
-            [planes[:, _PLANE["my_captures"]] & 1023, planes[:, _PLANE["opp_captures"]] & 1023],
+            [_union(planes, layout.own_piles) & 1023, _union(planes, layout.other_piles) & 1023],
             axis=1,
         )
         pairs, index = np.unique(coins, axis=0, return_inverse=True)

@@ -80,7 +80,14 @@ def check_seat(spec: PlayerSpec, player: Any, table: str, rules: Rules) -> None:
     """
     from scopa_env.environments import make_aec
 
-    space = getattr(getattr(player, "model", None), "observation_space", None)
+    model = getattr(player, "model", None)
+    trained = getattr(getattr(model, "policy", None), "table", None)  # CardPolicy records it
+    if trained is not None and trained != table:
+        raise TableError(
+            f"player {spec.label!r} was trained for the {trained!r} table, not {table!r}: "
+            "evaluate it at the table it was trained for"
+        )
+    space = getattr(model, "observation_space", None)
     if space is None:
         return
     wanted = getattr(space, "spaces", {}).get("observation", space).shape

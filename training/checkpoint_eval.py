@@ -42,12 +42,14 @@ def _evaluate_rows(
     final: bool,
     clone: Path,
 ) -> list[dict[str, Any]]:
-    from evaluation.harness import evaluate
+    from evaluation.harness import evaluate, field_report, is_free_for_all
 
     rows = []
     opponents = config.eval.opponents
     if final and config.eval.final_opponents is not None:
         opponents = config.eval.final_opponents
+    table = config.resolved_table()
+    field = is_free_for_all(table)
     for opponent in opponents:
         player = opponent
         if opponent == "clone":
@@ -57,15 +59,22 @@ def _evaluate_rows(
                     "after its warm start)"
                 )
             player = str(clone)
-        _, (summary,), _ = evaluate(
-            [str(path), player],
+        # A free-for-all seats the checkpoint with copies of the opponent (told apart by seed).
+        others = [player, *(f"{player}:seed={i}" for i in range(1, table.players - 1))]
+        players = [str(path), *(others if field else others[:1])]
+        records, (summary, *_), _ = evaluate(
+            players,
             deals=deals,
             matches=matches,
             rules=config.resolved_rules(),
             seed=config.eval.seed,
             workers=config.eval.workers if final else 1,
             progress=progress,
+            table=table.name,
         )
+        if field:  # its points per deal minus the mean of the others', its deals won alone
+            rows.append(_field_row(opponent, field_report(records, players)[0]))
+            continue
         ppd, ci = summary.points_per_deal, summary.points_per_deal_ci
         rows.append(
             {
@@ -84,6 +93,24 @@ def _evaluate_rows(
             }
         )
     return rows
+
+
+def _field_row(opponent: str, field: Any) -> dict[str, Any]:
+    ppd, ci = field.points_vs_field, field.points_vs_field_ci
+    return {
+        "opponent": opponent,
+        "deals": field.deal_sets,
+        "points_per_deal": ppd,
+        "ci95": ci,
+        "ci_low": ppd - ci,
+        "ci_high": ppd + ci,
+        "deal_wins": field.deal_wins,
+        "deal_draws": "-",  # a free-for-all deal is won alone or not won
+        "deal_losses": field.deals - field.deal_wins,
+        "matches": field.match_sets,
+        "match_win_rate": field.match_win_rate if field.match_sets else None,
+        "match_win_rate_ci": field.match_win_rate_ci if field.match_sets else None,
+    }
 
 
 def eval_table(rows: list[dict[str, Any]]) -> str:

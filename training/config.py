@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from scopa_env.errors import ScopaError
 from scopa_env.rules import Rules, describe_rules, resolve_rules
+from scopa_env.tables import TABLES, Table, resolve_table
 
 #: The folder a relative ``export_to`` is inside: the repository, not the working directory.
 REPOSITORY = Path(__file__).resolve().parents[1]
@@ -247,6 +248,11 @@ class TrainConfig(_Section):
     #: A rules preset name (``napola``) or a mapping of rule options, which may name the preset
     #: it changes (``{preset: napola, target: 21}``); see ``scopa_env.rules.resolve_rules``.
     rules: str | dict[str, Any] = "scopa"
+    #: The table (``scopa_env.tables``): ``scopa`` (two players), ``scopa_3`` (three for
+    #: themselves), ``scopa_4``, ``scopa_6``, ``scopone``, ``scopone_scientifico``
+    #: (partnerships). The learner holds one seat, or every seat of its side, and the pool's
+    #: opponents every other seat (``training.selfplay``).
+    table: str = "scopa"
     #: ``deal``: an episode is one deal; ``match``: a match to the target.
     episode: Literal["deal", "match"] = "deal"
     #: ``points``: each deal's point difference; ``match``: +1/-1 when the match ends.
@@ -280,6 +286,21 @@ class TrainConfig(_Section):
         resolve_rules(rules)  # raises ValueError with the rules' own message
         return rules
 
+    @field_validator("table")
+    @classmethod
+    def _known_table(cls, table: str) -> str:
+        if table not in TABLES:
+            raise ValueError(f"unknown table {table!r}; choose one of {sorted(TABLES)}")
+        return table
+
+    @model_validator(mode="after")
+    def _shaping_reads_two_players(self) -> TrainConfig:
+        if self.shaping and self.table != "scopa":
+            raise ValueError(
+                f"shaping reads the two-player observation; set shaping=0 at table {self.table!r}"
+            )
+        return self
+
     @model_validator(mode="after")
     def _consistent(self) -> TrainConfig:
         rollout = self.ppo.n_steps * self.n_envs
@@ -310,6 +331,9 @@ class TrainConfig(_Section):
 
     def resolved_rules(self) -> Rules:
         return resolve_rules(self.rules)
+
+    def resolved_table(self) -> Table:
+        return resolve_table(self.table)
 
     def export_dir(self) -> Path | None:
         """``export_to`` as a folder: an absolute path as it is, else inside the repository."""
@@ -421,6 +445,7 @@ def load_config(path: str | Path | None, overrides: list[str] | None = None) -> 
 #: What a run's checkpoints fix: the network's shape and the game it learnt.
 FIXED_ON_RESUME = (
     "rules",
+    "table",
     "ppo.policy",
     "ppo.card_width",
     "ppo.global_width",
@@ -442,6 +467,9 @@ def check_resume(saved: TrainConfig, config: TrainConfig) -> None:
         if key == "rules":
             old, new = saved.resolved_rules(), config.resolved_rules()
             shown = (describe_rules(old), describe_rules(new))
+        elif "." not in key:
+            old, new = getattr(saved, key), getattr(config, key)
+            shown = (repr(old), repr(new))
         else:
             section, name = key.split(".")
             old, new = (

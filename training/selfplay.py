@@ -230,7 +230,11 @@ class PoolVecEnv(ScopaVecEnv):  # type: ignore[misc, valid-type]
     """The learner against the pool, as one SB3 ``VecEnv`` over the batched engine.
 
     It is ``scopa_env.vector_env.ScopaVecEnv`` (the learner acts in every game at each step,
-    the opponents move inside it, the learner's seat alternates per game and episode) with
+    the opponents move inside it, the learner's side alternates per game and episode) at any
+    ``table``: the learner holds one seat at a free-for-all table (``scopa``, ``scopa_3``) and
+    every seat of its side at a partnership table, playing its partners' seats too (the usual
+    self-play convention: a partner plays as well as the learner), while a game's pool member
+    plays every other seat, so one opponent policy sits in all the other sides' seats. It has
     per-game opponents: the games are split into ``groups`` equal blocks and
     ``draw_opponents`` gives each block a fresh draw from the pool. It also shapes rewards,
     keeps results per opponent kind and times itself, for the run report's environment share.
@@ -243,6 +247,7 @@ class PoolVecEnv(ScopaVecEnv):  # type: ignore[misc, valid-type]
         pool: OpponentPool,
         baselines: Mapping[str, Any],
         rules: Any = None,
+        table: Any = None,
         episode: str = "deal",
         reward: str = "points",
         seed: int = 0,
@@ -260,6 +265,7 @@ class PoolVecEnv(ScopaVecEnv):  # type: ignore[misc, valid-type]
             num_envs,
             rules,
             opponent=PoolOpponents(self.opponents, self.group_of),
+            table=table,
             episode=episode,  # type: ignore[typeddict-item]
             reward=reward,  # type: ignore[typeddict-item]
             seed=seed,

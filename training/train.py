@@ -127,7 +127,8 @@ def _train(config: TrainConfig, run_dir: Path, resume: bool, progress: bool) -> 
         write_text(run_dir / "config.yaml", dump_config(config))
         write_text(run_dir / "meta.json", json.dumps(run_metadata(config), indent=2) + "\n")
 
-    # 3. Environment and opponent pool. The learner plays both seats (the env alternates them).
+    # 3. Environment and opponent pool at the config's table. The learner plays every side in
+    #    turn (the env alternates them), its partners' seats too.
     pool = OpponentPool(
         config.selfplay.opponents, config.selfplay.max_snapshots, seed=config.seed + 1
     )
@@ -297,6 +298,7 @@ def ppo_kwargs(config: TrainConfig) -> dict[str, Any]:
             policy_kwargs["capture_sum"] = capture_sum
         if ppo.card_lookahead:
             policy_kwargs["lookahead"] = True
+        policy_kwargs["table"] = config.table  # saved with the model: it refuses other tables
     else:
         policy_kwargs["net_arch"] = list(ppo.net_arch)
     return {
@@ -363,6 +365,7 @@ def make_training_env(config: TrainConfig, pool: Any) -> Any:
         pool,
         baselines,
         rules=rules,
+        table=config.table,
         episode=config.episode,
         reward=config.reward,
         seed=config.seed,
