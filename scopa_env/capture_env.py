@@ -92,11 +92,11 @@ def fast_layout(encoder: Callable[..., np.ndarray]) -> FastLayout | None:
     the match features worked out once a deal; ``tests/test_fast_paths.py`` holds the two
     paths equal at every table.
     """
-    from scopa_env import observation, scopone_observation, scopone_v0, table_observation
+    from scopa_env import observation, scopone_observation, table_observation
 
     if encoder is observation.encode:
         return observation.encode_view, observation.deal_block, observation.writer
-    if encoder is scopone_v0._encode:  # scopone_observation.encode without the stock size
+    if encoder is scopone_observation.encode_dealt:
         module = scopone_observation
         return module.encode_view, module.deal_block, module.writer
     layout = getattr(encoder, "__self__", None)

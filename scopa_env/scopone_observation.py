@@ -39,6 +39,7 @@ All values lie in [0, 1] except ``match_score`` (in [0, 4]). The vector is float
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -247,3 +248,17 @@ def decode(observation: np.ndarray) -> InfoState:
 
 
 register_decoder(OBS_SIZE, decode)
+
+
+def encode_dealt(
+    hands: tuple[int, ...],
+    table: int,
+    piles: tuple[int, ...],
+    played: tuple[int, ...],
+    stock_size: int,
+    *rest: Any,
+    **options: Any,
+) -> np.ndarray:
+    """``encode`` called as ``observation.encode`` (the environments' encoder signature): all
+    cards are dealt, so the stock (always empty) is not observed."""
+    return encode(hands, table, piles, played, *rest, **options)

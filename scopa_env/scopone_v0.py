@@ -156,7 +156,6 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-import numpy as np
 from pettingzoo import AECEnv
 
 from scopa_env import render
@@ -169,7 +168,7 @@ from scopa_env.capture_env import (
     classic_wrappers,
 )
 from scopa_env.rules import Rules
-from scopa_env.scopone_observation import OBS_HIGH, encode
+from scopa_env.scopone_observation import OBS_HIGH, encode_dealt
 from scopa_env.tables import TABLES, Table
 
 __all__ = [
@@ -202,25 +201,11 @@ def env(**kwargs: Any) -> AECEnv:
     return classic_wrappers(raw_env(**kwargs))
 
 
-def _encode(
-    hands: tuple[int, ...],
-    table: int,
-    piles: tuple[int, ...],
-    played: tuple[int, ...],
-    stock_size: int,
-    *rest: Any,
-    **options: Any,
-) -> np.ndarray:
-    """``scopone_observation.encode`` called as ``observation.encode``: all cards are dealt, so
-    the stock (always empty) is not observed."""
-    return encode(hands, table, piles, played, *rest, **options)
-
-
 class raw_env(CaptureGameEnv):  # noqa: N801 - PettingZoo's naming convention
     """Four-player Scopone as a PettingZoo AEC environment; the module docstring documents it."""
 
     metadata = {**CaptureGameEnv.metadata, "name": "scopone_v0"}
-    _encode = staticmethod(_encode)
+    _encode = staticmethod(encode_dealt)
     _OBS_HIGH = OBS_HIGH
 
     def __init__(
