@@ -232,6 +232,15 @@ def writer() -> ObservationWriter:
     return ObservationWriter(NUM_PLANES, _SCALARS)
 
 
+def split_pending(hand: int, pending_card: int | None) -> tuple[int, int, tuple[float, ...]]:
+    """The hand less the card being played, that card's plane and the phase's values: a card
+    chosen but not yet resolved (the capture to pick) is observed apart from the hand."""
+    if pending_card is None:
+        return hand, 0, PHASE_VALUES[0]
+    pending = 1 << pending_card
+    return hand & ~pending, pending, PHASE_VALUES[1]
+
+
 def encode_view(
     view: DealView,
     player: int,
@@ -248,13 +257,7 @@ def encode_view(
     hand = hands[player]
     mine, theirs = piles[player], piles[opp]
     unseen = ALL_CARDS_MASK & ~(hand | table | mine | theirs)
-    if pending_card is None:
-        pending = 0
-        phase = PHASE_VALUES[0]
-    else:
-        pending = 1 << pending_card
-        hand &= ~pending
-        phase = PHASE_VALUES[1]
+    hand, pending, phase = split_pending(hand, pending_card)
     # stack_masks of the nine planes, written out: hand, table, captures, played, unseen...
     bits = (
         hand

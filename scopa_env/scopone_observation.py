@@ -47,13 +47,13 @@ from scopa_env.cards import ALL_CARDS_MASK, NUM_CARDS
 from scopa_env.info_state import InfoState, register_decoder
 from scopa_env.observation import (
     MATCH_SCORE_CAP,
-    PHASE_VALUES,
     TARGET_SCALE,
     DealView,
     ObservationWriter,
     layout_slices,
     planes_to_masks,
     scalar_format,
+    split_pending,
     write_observation,
 )
 
@@ -143,13 +143,7 @@ def encode_view(
     ours, theirs = piles[me] | piles[partner], piles[after] | piles[before]
     hand = hands[me]
     unseen = ALL_CARDS_MASK & ~(hand | table | ours | theirs)
-    if pending_card is None:
-        pending = 0
-        phase = PHASE_VALUES[0]
-    else:
-        pending = 1 << pending_card
-        hand &= ~pending
-        phase = PHASE_VALUES[1]
+    hand, pending, phase = split_pending(hand, pending_card)
     # stack_masks of the eleven planes, written out: hand, table, captures, played...
     bits = (
         hand

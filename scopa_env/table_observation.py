@@ -58,13 +58,13 @@ from scopa_env.cards import ALL_CARDS_MASK, NUM_CARDS
 from scopa_env.info_state import InfoState, register_decoder
 from scopa_env.observation import (
     MATCH_SCORE_CAP,
-    PHASE_VALUES,
     TARGET_SCALE,
     DealView,
     ObservationWriter,
     layout_slices,
     planes_to_masks,
     scalar_format,
+    split_pending,
     write_observation,
 )
 from scopa_env.tables import TABLES, Table
@@ -215,13 +215,7 @@ class TableLayout:
         hands, table, piles, played, stock_size, scope, last_capturer, _dealer = view
         hand = hands[player]
         unseen = ALL_CARDS_MASK & ~(hand | table | reduce(operator.or_, piles))
-        if pending_card is None:
-            pending = 0
-            phase = PHASE_VALUES[0]
-        else:
-            pending = 1 << pending_card
-            hand &= ~pending
-            phase = PHASE_VALUES[1]
+        hand, pending, phase = split_pending(hand, pending_card)
         # stack_masks of the planes: each seat's pile and played cards shifted to its offset.
         bits = (
             hand

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_train import TINY as TWO_PLAYER_TINY
 
 from agents.greedy import GreedyAgent
 from scopa_env.batched import BatchedScopa, random_legal_actions
@@ -111,19 +112,7 @@ def test_table_configs_validate(name: str) -> None:
 # Tiny runs per table --------------------------------------------------------------------------
 
 TINY = {
-    "name": "tiny",
-    "seed": 3,
-    "n_envs": 8,
-    "total_timesteps": 256,
-    "torch_threads": 1,
-    "checkpoint_every": 1,
-    "ppo": {"n_steps": 16, "batch_size": 64, "n_epochs": 1, "card_width": 8, "global_width": 16},
-    "warm_start": {"teacher": "greedy", "samples": 256, "epochs": 1},
-    "selfplay": {
-        "groups": 2,
-        "snapshot_every": 1,
-        "opponents": {"random": 0.3, "greedy": 0.3, "latest": 0.4},
-    },
+    **TWO_PLAYER_TINY,
     "eval": {"every": 1, "deals": 2, "final_deals": 2, "opponents": ["greedy"]},
 }
 
