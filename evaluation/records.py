@@ -91,10 +91,11 @@ def folder_lock(folder: Path) -> Iterator[None]:
 
     A second command that would write the same folder meanwhile gets ``FolderInUseError``
     naming the first one's pid; a lock left by a process that no longer runs (killed) is taken
-    over. The folder is created if needed, and removed again if it is left empty.
+    over. The folder is created if needed, and removed again (with the parents it created) if
+    it is left empty, so a command that fails leaves no trace.
     """
     folder = Path(folder)
-    created = not folder.exists()
+    created = [p for p in (folder, *folder.parents) if not p.exists()]
     folder.mkdir(parents=True, exist_ok=True)
     lock = folder / LOCK
     for _ in range(2):
@@ -121,8 +122,10 @@ def folder_lock(folder: Path) -> Iterator[None]:
         yield
     finally:
         lock.unlink(missing_ok=True)
-        if created and not any(folder.iterdir()):
-            folder.rmdir()
+        for path in created:  # innermost first
+            if any(path.iterdir()):
+                break
+            path.rmdir()
 
 
 def write_text(path: Path, text: str) -> None:

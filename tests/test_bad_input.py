@@ -314,6 +314,15 @@ def test_a_failed_evaluation_leaves_no_journal_to_block_the_corrected_one(
     assert (tmp_path / "games.csv").is_file()
 
 
+def test_a_failed_evaluation_leaves_no_empty_folders(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The default ``--out runs/eval`` and its parent ``runs/`` are gone again after a mistake."""
+    monkeypatch.chdir(tmp_path)
+    assert _run(["eval", "greedy", "rnadom", "--deals", "1", "--no-progress"], capsys)[0] == 2
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_every_error_type_is_a_scopa_error() -> None:
     for kind in (RulesError, TableError, PlayerError, CheckpointError, PositionError, ConfigError,
                  EvaluationError, EnvironmentArgumentError):  # fmt: skip
