@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from scopa_env.cards import card_name, cards_of
+from scopa_env.tables import agent_name
 
 if TYPE_CHECKING:
     from PIL import Image, ImageDraw, ImageFont
@@ -68,9 +69,9 @@ def describe_play(play: tuple[int, int, int, bool] | None) -> str:
         return "-"
     player, card, capture, scopa = play
     if not capture:
-        return f"player_{player} laid {card_name(card)}"
+        return f"{agent_name(player)} laid {card_name(card)}"
     taken = " ".join(card_name(c) for c in cards_of(capture))
-    return f"player_{player} played {card_name(card)} and took {taken}" + (
+    return f"{agent_name(player)} played {card_name(card)} and took {taken}" + (
         "  SCOPA!" if scopa else ""
     )
 

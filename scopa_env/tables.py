@@ -31,6 +31,11 @@ from functools import cached_property
 from scopa_env.errors import TableError
 
 
+def agent_name(seat: int) -> str:
+    """The agent name of a seat in every environment (``player_0``, ``player_1``...)."""
+    return f"player_{seat}"
+
+
 @dataclass(frozen=True)
 class Table:
     """One table: ``players`` seats in ``sides`` sides; ``hand_size`` cards each per round, then
@@ -51,7 +56,7 @@ class Table:
     @cached_property
     def agents(self) -> tuple[str, ...]:
         """The agent names of the seats, as every environment names them."""
-        return tuple(f"player_{seat}" for seat in range(self.players))
+        return tuple(agent_name(seat) for seat in range(self.players))
 
     @property
     def partnerships(self) -> bool:

@@ -117,3 +117,32 @@ def test_pretrained_agent_loads_and_plays_in_a_fresh_interpreter() -> None:
     module, plays = out.stdout.split()
     assert module == "agents.card_policy"
     assert int(plays) >= 36  # at least one whole deal of 36 cards played
+
+
+def test_agent_names_are_made_in_one_place() -> None:
+    """``player_{seat}`` is ``scopa_env.tables.agent_name``; nowhere else builds the name (an
+    attribute name such as ``getattr(record, f"player_{side}")`` is not an agent's)."""
+    home = ROOT / "scopa_env" / "tables.py"
+    found = []
+    for package in RANKS:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            tree = ast.parse(path.read_text())
+            attributes = {
+                id(arg)
+                for node in ast.walk(tree)
+                if isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id in ("getattr", "setattr", "hasattr")
+                for arg in node.args[1:2]
+            }
+            for node in ast.walk(tree):
+                if (
+                    isinstance(node, ast.JoinedStr)
+                    and id(node) not in attributes
+                    and node.values
+                    and isinstance(node.values[0], ast.Constant)
+                    and str(node.values[0].value).endswith("player_")
+                    and path != home
+                ):
+                    found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert found == []
