@@ -25,12 +25,23 @@ def run(args: argparse.Namespace) -> int:
     if args.resume is not None:
         if args.config is not None:
             raise ConfigError("--resume uses the run's own config.yaml; drop --config")
+        if (args.resume / "config.yaml").is_file() and is_rllib_config(args.resume / "config.yaml"):
+            raise ConfigError(
+                f"{args.resume} is an RLlib run, which keeps no checkpoint to resume from "
+                "before it ends; start it again with --config and another --run-dir"
+            )
         # train() checks the overrides against the run before it rewrites its config.yaml.
         config = load_config(args.resume / "config.yaml", args.overrides)
     else:
         if args.config is None:
             raise ConfigError("give --config configs/NAME.yaml (or --resume RUN_DIR)")
-        if args.config.is_file() and is_rllib_config(args.config):  # engine: rllib
+        rllib = args.config.is_file() and is_rllib_config(args.config)  # engine: rllib
+        if args.run_dir is not None and args.run_dir.exists():
+            how = "" if rllib else f"continue it with --resume {args.run_dir} or "
+            raise ConfigError(
+                f"run folder {args.run_dir} already exists; {how}choose another --run-dir"
+            )
+        if rllib:
             from evaluation.ray_backend import import_ray
 
             import_ray()  # a clear message naming the extra, before the RLlib imports
@@ -39,11 +50,6 @@ def run(args: argparse.Namespace) -> int:
             print(train_rllib(load_rllib_config(args.config, args.overrides), args.run_dir), end="")
             return 0
         config = load_config(args.config, args.overrides)
-        if args.run_dir is not None and args.run_dir.exists():
-            raise ConfigError(
-                f"run folder {args.run_dir} already exists; continue it with --resume "
-                f"{args.run_dir} or choose another --run-dir"
-            )
     result = train(
         config,
         run_dir=args.resume or args.run_dir,

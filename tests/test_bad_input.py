@@ -285,6 +285,23 @@ def test_resume_without_a_checkpoint_and_an_existing_run_dir_are_messages(
     assert _files(tmp_path) == before
 
 
+def test_an_rllib_run_folder_is_neither_reused_nor_resumed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Both refused before Ray starts: a folder that exists, and ``--resume`` of an RLlib run
+    (which writes its checkpoint only at the end)."""
+    rllib = ROOT / "configs" / "rllib_quick.yaml"
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "config.yaml").write_text(rllib.read_text())
+    before = _files(tmp_path)
+    code, err = _run(["train", "--config", str(rllib), "--run-dir", str(run)], capsys)
+    assert code == 2 and f"run folder {run} already exists; choose another --run-dir" in err
+    code, err = _run(["train", "--resume", str(run)], capsys)
+    assert code == 2 and f"{run} is an RLlib run" in err and "Traceback" not in err
+    assert _files(tmp_path) == before
+
+
 def test_the_shipped_agent_is_replaced_only_on_purpose(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

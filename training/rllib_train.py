@@ -33,6 +33,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from evaluation.records import write_text
 from scopa_env.tables import resolve_table
 
 #: The module that learns; the pool's members are the other module ids.
@@ -311,7 +312,7 @@ def train_rllib(config: RLlibRunConfig, run_dir: Path | None = None) -> str:
     ray = import_ray()
     run_dir = Path(run_dir or f"runs/{config.name}-{time.strftime('%Y%m%d-%H%M%S')}")
     run_dir.mkdir(parents=True, exist_ok=False)
-    (run_dir / "config.yaml").write_text(yaml.safe_dump(config.model_dump()))
+    write_text(run_dir / "config.yaml", yaml.safe_dump(config.model_dump()))
     if config.torch_threads:
         torch.set_num_threads(config.torch_threads)
     wall, cpu = time.perf_counter(), time.process_time()
@@ -378,5 +379,5 @@ def train_rllib(config: RLlibRunConfig, run_dir: Path | None = None) -> str:
             f"{s.points_per_deal:+.3f} ± {s.points_per_deal_ci:.3f} points per deal"
         )
     text = "\n".join(lines) + "\n"
-    (run_dir / "summary.txt").write_text(text)
+    write_text(run_dir / "summary.txt", text)
     return text
