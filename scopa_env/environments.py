@@ -13,6 +13,7 @@ from typing import Any
 
 from scopa_env import scopa_v0, scopone_v0
 from scopa_env.capture_env import CaptureGameEnv, classic_wrappers
+from scopa_env.errors import TableError
 from scopa_env.tables import Table, resolve_table
 
 
@@ -26,5 +27,5 @@ def make_aec(table: Table | str | None = None, wrapped: bool = False, **options:
     else:
         raw = scopa_v0.raw_env(table=table, **options)
     if raw.table != table:
-        raise ValueError(f"no environment plays the table {table.name!r} yet")
+        raise TableError(f"no environment plays the table {table.name!r} yet")
     return classic_wrappers(raw) if wrapped else raw

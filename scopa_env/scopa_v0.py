@@ -188,6 +188,7 @@ from scopa_env.capture_env import (
     classic_wrappers,
 )
 from scopa_env.cards import COINS_MASK, SETTEBELLO, cards_of
+from scopa_env.errors import TableError
 from scopa_env.observation import OBS_HIGH, encode
 from scopa_env.rules import Rules
 from scopa_env.table_observation import layout_for
@@ -214,11 +215,11 @@ def table_of(table: Table | str | None = None, players: int | None = None) -> Ta
     if players is not None:
         chosen = scopa_table(players)
         if table is not None and resolve_table(table) != chosen:
-            raise ValueError(f"players={players} is the table {chosen.name!r}, not {table!r}")
+            raise TableError(f"players={players} is the table {chosen.name!r}, not {table!r}")
         return chosen
     chosen = resolve_table(table)
     if chosen.name not in TABLES:
-        raise ValueError(
+        raise TableError(
             f"scopa_v0 plays the tables {list(TABLES)}; {chosen.name!r} is scopone_v0's"
         )
     return chosen

@@ -32,6 +32,7 @@ import numpy as np
 from gymnasium import spaces
 
 from scopa_env.actions import NUM_ACTIONS
+from scopa_env.errors import EnvironmentArgumentError, PlayerError
 from scopa_env.players import Observation, Player, make_player
 from scopa_env.rules import Rules
 from scopa_env.scopa_v0 import IllegalActionError, raw_env
@@ -55,7 +56,7 @@ def check_opponent_rules(opponent: object, rules: Rules) -> None:
     owner = getattr(opponent, "__self__", opponent)
     theirs = getattr(owner, "rules", None)
     if isinstance(theirs, Rules) and dataclasses.replace(theirs, target=rules.target) != rules:
-        raise ValueError(
+        raise PlayerError(
             f"the opponent {owner!r} was built for other rules than the environment's ({rules}); "
             "build it with rules=env.rules, or pass its name to have it built so"
         )
@@ -81,7 +82,7 @@ def _resolve_opponent(
         return act, reset
     if callable(opponent):
         return opponent, reset
-    raise ValueError(
+    raise PlayerError(
         "opponent must be None, an agent name, an object with act(observation) -> int or a "
         f"callable(observation) -> int; got {opponent!r}"
     )
@@ -130,7 +131,7 @@ class ScopaSingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
         # into its first environment's metadata, which would otherwise be this class's.
         self.metadata = {**self.metadata, "render_modes": list(self.metadata["render_modes"])}
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(
+            raise EnvironmentArgumentError(
                 f"render_mode must be None or one of {self.metadata['render_modes']}, "
                 f"got {render_mode!r}"
             )
@@ -145,7 +146,7 @@ class ScopaSingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
         self.table: Table = self.aec.table
         self.seat_mode = self._check_seat(seat, "seat")
         if illegal_action not in ILLEGAL_ACTIONS:
-            raise ValueError(
+            raise EnvironmentArgumentError(
                 f"illegal_action must be one of {list(ILLEGAL_ACTIONS)}, got {illegal_action!r}"
             )
         self.illegal_action = illegal_action
@@ -171,7 +172,9 @@ class ScopaSingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
         ):
             return int(seat)
         seats = "0, 1" if players == 2 else f"a seat 0..{players - 1}"
-        raise ValueError(f"{what} must be {seats}, 'alternate' or 'random', got {seat!r}")
+        raise EnvironmentArgumentError(
+            f"{what} must be {seats}, 'alternate' or 'random', got {seat!r}"
+        )
 
     @property
     def seat(self) -> int:

@@ -108,7 +108,7 @@ SCOPA_TABLES: dict[int, str] = {2: "scopa", 3: "scopa_3", 4: "scopa_4", 6: "scop
 def scopa_table(players: int) -> Table:
     """The Scopa table for ``players`` players (``SCOPA_TABLES``)."""
     if isinstance(players, bool) or not isinstance(players, int) or players not in SCOPA_TABLES:
-        raise ValueError(
+        raise TableError(
             f"Scopa is played by {', '.join(map(str, SCOPA_TABLES))} players, got {players!r}"
         )
     return TABLES[SCOPA_TABLES[players]]

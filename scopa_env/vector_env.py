@@ -58,6 +58,7 @@ from gymnasium.vector.utils import batch_space
 
 from scopa_env.actions import NUM_ACTIONS
 from scopa_env.batched import BatchedScopa, BatchStep, random_legal_actions
+from scopa_env.errors import EnvironmentArgumentError, PlayerError
 from scopa_env.players import make_player
 from scopa_env.rules import Rules, resolve_rules
 from scopa_env.single_agent import check_opponent_rules
@@ -115,7 +116,7 @@ def _resolve_opponent(
     act = act if callable(act) else opponent if callable(opponent) else None
     if act is not None:
         return lambda games, obs, masks: act(obs, masks)
-    raise ValueError(
+    raise PlayerError(
         "opponent must be 'random', None, an agents name, an object with act_batch(obs, masks) "
         f"or a callable(obs, masks) -> actions; got {opponent!r}"
     )
@@ -149,7 +150,7 @@ class LearnerBatch:
             isinstance(seat, bool) or not isinstance(seat, int | np.integer) or seat not in sides
         ):
             firsts = ", ".join(map(str, sides))
-            raise ValueError(
+            raise EnvironmentArgumentError(
                 f"seat must be 'alternate' or the first seat of a side ({firsts}) at "
                 f"{self.table.name}, got {seat!r}"
             )

@@ -32,7 +32,9 @@ from scopa_env.errors import (
     UnknownPlayerError,
 )
 from scopa_env.rules import Rules, resolve_rules
+from scopa_env.single_agent import ScopaSingleAgentEnv
 from scopa_env.tables import resolve_table
+from scopa_env.vector_env import ScopaVecEnv, ScopaVectorEnv
 from training.config import ConfigError, parse_overrides, validate
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -103,6 +105,19 @@ GAME_CASES: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
         PositionError,
         "'0'",
     ),  # fmt: skip
+    ("float players", lambda: scopa_v0.env(players=2.0), TableError, "2.0"),
+    ("players and table", lambda: scopa_v0.env(players=3, table="scopa_4"), TableError, "scopa_4"),
+    ("scopone in scopa_v0", lambda: scopa_v0.env(table="scopone"), TableError, "scopone"),
+    ("single seat", lambda: ScopaSingleAgentEnv(seat=1.0), EnvironmentArgumentError, "1.0"),
+    (
+        "single render mode",
+        lambda: ScopaSingleAgentEnv(render_mode="gif"),
+        EnvironmentArgumentError,
+        "gif",
+    ),  # fmt: skip
+    ("single opponent", lambda: ScopaSingleAgentEnv(opponent=42), PlayerError, "42"),
+    ("vector seat", lambda: ScopaVecEnv(4, seat=3), EnvironmentArgumentError, "3"),
+    ("vector opponent", lambda: ScopaVectorEnv(4, opponent=42), PlayerError, "42"),
     ("step before reset", lambda: scopa_v0.raw_env().step(0), ResetNeededError, "reset"),
     (
         "observe before reset",
