@@ -101,3 +101,28 @@ def observe_deal(deal: Deal, pending: int | None = None, picked: int = 0) -> dic
         options = tuple(mask_of(s) for s in deal.capture_options(pending))
         mask[[PICK_OFFSET + c for c in cards_of(pickable_cards(options, picked))]] = 1
     return {"observation": obs, "action_mask": mask}
+
+
+#: A training run of a few seconds (two-player Scopa), for the tests of whole runs.
+TINY = {
+    "name": "tiny",
+    "seed": 3,
+    "n_envs": 8,
+    "total_timesteps": 256,
+    "torch_threads": 1,
+    "checkpoint_every": 1,
+    "ppo": {"n_steps": 16, "batch_size": 64, "n_epochs": 1, "card_width": 8, "global_width": 16},
+    "warm_start": {"teacher": "greedy", "samples": 256, "epochs": 1},
+    "selfplay": {
+        "groups": 2,
+        "snapshot_every": 1,
+        "opponents": {"random": 0.3, "greedy": 0.3, "latest": 0.4},
+    },
+    "eval": {
+        "every": 1,
+        "deals": 2,
+        "final_deals": 2,
+        "opponents": ["random"],
+        "best_against": "random",
+    },
+}

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import torch
 import yaml
-from test_train import TINY
+from conftest import TINY
 
 from training.config import ConfigError, validate
 

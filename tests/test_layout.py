@@ -146,3 +146,14 @@ def test_agent_names_are_made_in_one_place() -> None:
                 ):
                     found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert found == []
+
+
+def test_test_modules_share_helpers_only_through_conftest() -> None:
+    """A helper two test modules use lives in ``tests/conftest.py``, not in one of them."""
+    found = [
+        f"{path.name} imports {node.module}"
+        for path in sorted((ROOT / "tests").glob("test_*.py"))
+        for node in ast.parse(path.read_text()).body  # module level: a subprocess may import
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("test_")
+    ]
+    assert found == []

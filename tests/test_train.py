@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from conftest import TINY
 
 from scopa_env.rules import PRESETS, Rules
 from training.config import ConfigError, load_config, parse_overrides, validate
@@ -183,29 +184,6 @@ def test_pool_snapshots_are_frozen_copies_and_state_round_trips() -> None:
 
 
 # A tiny run end to end -----------------------------------------------------------------------
-
-TINY = {
-    "name": "tiny",
-    "seed": 3,
-    "n_envs": 8,
-    "total_timesteps": 256,
-    "torch_threads": 1,
-    "checkpoint_every": 1,
-    "ppo": {"n_steps": 16, "batch_size": 64, "n_epochs": 1, "card_width": 8, "global_width": 16},
-    "warm_start": {"teacher": "greedy", "samples": 256, "epochs": 1},
-    "selfplay": {
-        "groups": 2,
-        "snapshot_every": 1,
-        "opponents": {"random": 0.3, "greedy": 0.3, "latest": 0.4},
-    },
-    "eval": {
-        "every": 1,
-        "deals": 2,
-        "final_deals": 2,
-        "opponents": ["random"],
-        "best_against": "random",
-    },
-}
 
 
 def _tiny(**changes: object) -> dict:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_train import TINY as TWO_PLAYER_TINY
+from conftest import TINY as TWO_PLAYER_TINY
 
 from agents.greedy import GreedyAgent
 from scopa_env.batched import BatchedScopa, random_legal_actions
