@@ -8,7 +8,8 @@ opponent is ``--opponent`` and, at a table of partnerships, every partner ``--pa
 Moves are typed as card names: ``7D`` plays the seven of coins. When that card has several
 legal captures they are listed and one is picked by its number or by its cards
 (``7D x 3C 4S`` names the whole move at once). ``moves`` lists every legal move, ``quit`` (or
-Ctrl-C, or end of input) leaves. Bad input is explained and the prompt comes again.
+end of input) leaves; Ctrl-C or SIGTERM leaves too, with exit status 130 (143) as every command
+does. Bad input is explained and the prompt comes again.
 """
 
 from __future__ import annotations
@@ -85,6 +86,9 @@ def run(args: argparse.Namespace) -> int:
         play_match(env, opponent.act, human=args.seat, seed=args.seed, **others)
     except QuitGame:
         print("\nGoodbye.")
+    except KeyboardInterrupt:  # stopped: the command line reports the signal, non-zero
+        print("\nGoodbye.")
+        raise
     return 0
 
 
@@ -152,7 +156,7 @@ def ask_move(env: Any, ask: Callable[[str], str], say: Callable[[str], None]) ->
     while True:
         try:
             text = ask("Your move: ").strip()
-        except (EOFError, KeyboardInterrupt):
+        except EOFError:
             raise QuitGame from None
         if text.lower() in QUIT_WORDS:
             raise QuitGame
@@ -196,7 +200,7 @@ def _choose_capture(
     while True:
         try:
             text = ask("Capture (number or cards): ").strip()
-        except (EOFError, KeyboardInterrupt):
+        except EOFError:
             raise QuitGame from None
         if text.lower() in QUIT_WORDS:
             raise QuitGame

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import re
+import select
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -69,6 +76,38 @@ def test_quit_and_end_of_input_leave_cleanly(answer):
     env = env_at("7C 2B 3B", "4D 4C 4S", "7D 7S AB 6D")
     with pytest.raises(QuitGame):
         ask_move(env, scripted([] if answer is None else [answer]), print)
+
+
+def _interrupted(prompt: str) -> str:
+    raise KeyboardInterrupt
+
+
+def test_ctrl_c_at_the_prompt_is_a_stop_not_a_quit():
+    env = env_at("7C 2B 3B", "4D 4C 4S", "7D 7S AB 6D")
+    with pytest.raises(KeyboardInterrupt):
+        ask_move(env, _interrupted, print)
+
+
+@pytest.mark.slow
+def test_sigterm_at_the_prompt_exits_143_with_the_stop_line():
+    """A killed ``scopa play`` says goodbye and reports the signal, as every command does."""
+    root = Path(__file__).resolve().parents[1]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "cli.main", "play", "--opponent", "greedy", "--seed", "0"],
+        cwd=root, env={**os.environ, "PYTHONPATH": str(root)}, stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    seen = ""
+    deadline = time.monotonic() + 60
+    while "Your move: " not in seen:  # input() flushes its prompt
+        assert process.poll() is None and time.monotonic() < deadline, seen
+        ready, _, _ = select.select([process.stdout], [], [], 1)
+        if ready:
+            seen += os.read(process.stdout.fileno(), 4096).decode()
+    process.send_signal(signal.SIGTERM)
+    out, err = process.communicate(timeout=30)
+    assert process.returncode == 143
+    assert "Goodbye." in seen + out and "scopa play: stopped by SIGTERM" in err
 
 
 def test_actions_for_a_chosen_capture_reach_it():
