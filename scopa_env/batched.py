@@ -101,6 +101,7 @@ from scopa_env.batched_tables import (
 )
 from scopa_env.cards import ALL_CARDS_MASK, COINS_MASK, KINGS_MASK, NUM_CARDS
 from scopa_env.engine import IllegalMoveError
+from scopa_env.errors import EnvironmentArgumentError, TableError
 from scopa_env.observation import (
     HAND_SCALE,
     MATCH_SCORE_CAP,
@@ -114,6 +115,7 @@ from scopa_env.observation import (
 )
 from scopa_env.rules import Rules, resolve_rules
 from scopa_env.scopone_v0 import DEALS as SCOPONE_DEALS
+from scopa_env.seeds import check_seed
 from scopa_env.table_observation import TABLE_NAMES, layout_for
 from scopa_env.tables import SCOPA, Table, resolve_table
 
@@ -316,11 +318,14 @@ class BatchedScopa:
         tune_allocator: bool = True,
     ) -> None:
         if isinstance(num_games, bool) or not isinstance(num_games, int) or num_games < 1:
-            raise ValueError(f"num_games must be a positive integer, got {num_games!r}")
+            raise EnvironmentArgumentError(
+                f"num_games must be a positive integer, got {num_games!r}"
+            )
         if episode not in ("match", "deal"):
-            raise ValueError(f"episode must be 'match' or 'deal', got {episode!r}")
+            raise EnvironmentArgumentError(f"episode must be 'match' or 'deal', got {episode!r}")
         if reward not in ("match", "points"):
-            raise ValueError(f"reward must be 'match' or 'points', got {reward!r}")
+            raise EnvironmentArgumentError(f"reward must be 'match' or 'points', got {reward!r}")
+        check_seed(seed)
         self.table = resolve_table(table)
         self.rules = resolve_rules(rules)
         if tune_allocator and num_games >= 1024:
@@ -332,7 +337,7 @@ class BatchedScopa:
         #: The layout of the observation: "scopa", "seats" (``table_observation``) or "scopone".
         self._kind = "scopa" if t == SCOPA else "seats" if t.name in TABLE_NAMES else "scopone"
         if self._kind == "scopone" and t.name not in SCOPONE_DEALS:
-            raise ValueError(f"no observation layout for the table {t.name!r}")
+            raise TableError(f"no observation layout for the table {t.name!r}")
         self.episode = episode
         self.reward = reward
         self.rng = np.random.default_rng(seed)
@@ -422,6 +427,7 @@ class BatchedScopa:
         with no redeal, as the AEC ``options["deck"]``; ``first_players`` (default 0
         with decks, else drawn) says who leads it.
         """
+        check_seed(seed)
         if seed is not None:
             self.rng = np.random.default_rng(seed)
         n = self.num_games
@@ -434,7 +440,9 @@ class BatchedScopa:
         if first_players is not None:
             firsts = np.broadcast_to(np.asarray(first_players), (n,))
             if not np.isin(firsts, np.arange(self._players)).all():
-                raise ValueError(f"first_players must be seats 0..{self._players - 1}")
+                raise EnvironmentArgumentError(
+                    f"first_players must be seats 0..{self._players - 1}"
+                )
         self.state.score.fill(0)
         self._new_deals(self.state, games, decks, firsts)
         out = self._out

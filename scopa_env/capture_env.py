@@ -42,6 +42,7 @@ from scopa_env.engine import Deal, IllegalMoveError, Match
 from scopa_env.errors import EnvironmentArgumentError, ResetNeededError
 from scopa_env.observation import ObservationWriter, bits_to_mask
 from scopa_env.rules import Rules, resolve_rules
+from scopa_env.seeds import check_seed
 from scopa_env.tables import Table
 
 __all__ = [
@@ -354,6 +355,7 @@ class CaptureGameEnv(AECEnv, EzPickle):
         return self.action_spaces[agent]
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        check_seed(seed)
         deck, first_player = self._parse_options(options)  # may raise: change nothing before
         if seed is not None or self._rng is None:
             self._rng = np.random.default_rng(seed)

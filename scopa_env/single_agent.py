@@ -36,6 +36,7 @@ from scopa_env.errors import EnvironmentArgumentError, PlayerError
 from scopa_env.players import Observation, Player, make_player
 from scopa_env.rules import Rules
 from scopa_env.scopa_v0 import IllegalActionError, raw_env
+from scopa_env.seeds import check_seed
 from scopa_env.tables import Table
 
 __all__ = ["ScopaSingleAgentEnv", "check_opponent_rules"]
@@ -195,6 +196,7 @@ class ScopaSingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
+        check_seed(seed)
         super().reset(seed=seed)
         if seed is not None:
             self._episodes = 0

@@ -61,6 +61,7 @@ from scopa_env.batched import BatchedScopa, BatchStep, random_legal_actions
 from scopa_env.errors import EnvironmentArgumentError, PlayerError
 from scopa_env.players import make_player
 from scopa_env.rules import Rules, resolve_rules
+from scopa_env.seeds import check_seed
 from scopa_env.single_agent import check_opponent_rules
 from scopa_env.tables import Table, resolve_table
 
@@ -189,6 +190,7 @@ class LearnerBatch:
         return self.engine.mask
 
     def reset(self, seed: int | None = None) -> None:
+        check_seed(seed)
         if seed is not None:
             self.rng = self._opponent_rng(seed)
         self.engine.reset(seed=seed)
@@ -273,7 +275,10 @@ class ScopaVectorEnv(gymnasium.vector.VectorEnv):
         self, *, seed: int | Sequence[int] | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
         if seed is not None and not isinstance(seed, int | np.integer):
+            for each in seed if isinstance(seed, Sequence) else [seed]:
+                check_seed(each)
             seed = int(np.asarray(seed).reshape(-1)[0])
+        check_seed(seed)
         if seed is not None:
             self._np_random, self._np_random_seed = gymnasium.utils.seeding.np_random(int(seed))
         self.batch.reset(None if seed is None else int(seed))

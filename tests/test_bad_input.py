@@ -6,11 +6,14 @@ Every case below was a traceback, a silent coercion or a silent default before (
 
 from __future__ import annotations
 
+import copy
 import hashlib
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from conftest import assert_same, snapshot
 
@@ -18,6 +21,7 @@ from agents import make_agent
 from cli import main as cli
 from evaluation.harness import EvaluationError, evaluate
 from scopa_env import scopa_v0, scopone_v0
+from scopa_env.batched import BatchedScopa
 from scopa_env.engine import Deal
 from scopa_env.errors import (
     CheckpointError,
@@ -118,6 +122,14 @@ GAME_CASES: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
     ("single opponent", lambda: ScopaSingleAgentEnv(opponent=42), PlayerError, "42"),
     ("vector seat", lambda: ScopaVecEnv(4, seat=3), EnvironmentArgumentError, "3"),
     ("vector opponent", lambda: ScopaVectorEnv(4, opponent=42), PlayerError, "42"),
+    ("batched games", lambda: BatchedScopa(2.5), EnvironmentArgumentError, "2.5"),
+    ("batched bool games", lambda: BatchedScopa(True), EnvironmentArgumentError, "True"),
+    ("batched episode", lambda: BatchedScopa(2, episode="hand"), EnvironmentArgumentError, "hand"),
+    ("batched reward", lambda: BatchedScopa(2, reward="win"), EnvironmentArgumentError, "win"),
+    ("batched seed", lambda: BatchedScopa(2, seed=1.5), EnvironmentArgumentError, "1.5"),
+    ("vector games", lambda: ScopaVecEnv(2.5), EnvironmentArgumentError, "2.5"),
+    ("vector episode", lambda: ScopaVecEnv(2, episode="hand"), EnvironmentArgumentError, "hand"),
+    ("vector seed", lambda: ScopaVecEnv(2, seed=True), EnvironmentArgumentError, "True"),
     ("step before reset", lambda: scopa_v0.raw_env().step(0), ResetNeededError, "reset"),
     (
         "observe before reset",
@@ -185,6 +197,57 @@ def test_a_bad_action_leaves_the_environment_as_it_was(action: Any) -> None:
     with pytest.raises(IllegalMoveError, match=repr(action).replace("(", r"\(")):
         env.step(action)
     assert_same(before, snapshot(env))
+
+
+BAD_SEEDS = [1.5, True, np.bool_(False), "1", -1, np.float64(2.0)]
+
+
+@pytest.mark.parametrize("seed", BAD_SEEDS, ids=repr)
+def test_a_seed_that_is_not_a_non_negative_integer_is_refused_by_every_environment(
+    seed: Any,
+) -> None:
+    """NumPy raised its own TypeError for 1.5 and took True as 1; each reset now refuses it
+    with the value named, and the environment plays on as it was."""
+    aec = scopa_v0.raw_env()
+    aec.reset(seed=0)
+    before = snapshot(aec)
+    single = ScopaSingleAgentEnv()
+    single.reset(seed=0)
+    batched = BatchedScopa(2, seed=0)
+    batched.reset(seed=0)
+    state, rng = copy.deepcopy(batched.state), batched.rng.bit_generator.state
+    gym_vector = ScopaVectorEnv(2)
+    sb3_vector = ScopaVecEnv(2)
+    for reset in (
+        aec.reset,
+        scopone_v0.raw_env().reset,
+        single.reset,
+        batched.reset,
+        gym_vector.reset,
+        sb3_vector.batch.reset,  # where SB3's seed(...) arrives at the next reset()
+    ):
+        with pytest.raises(EnvironmentArgumentError, match=re.escape(repr(seed))):
+            reset(seed=seed)
+    with pytest.raises(EnvironmentArgumentError, match=re.escape(repr(seed))):
+        gym_vector.reset(seed=[0, seed])  # Gymnasium's per-environment seeds
+    assert_same(before, snapshot(aec))
+    assert batched.rng.bit_generator.state == rng
+    for name, value in vars(state).items():
+        np.testing.assert_array_equal(getattr(batched.state, name), value, err_msg=name)
+
+
+def test_the_wrapped_environment_refuses_a_float_action_before_ours_sees_it() -> None:
+    """PettingZoo's own wrapper asserts on ``step(0.9)`` (its AssertionError, not ours, as the
+    README says); the raw environment under it refuses it with IllegalMoveError."""
+    env = scopa_v0.env()
+    env.reset(seed=0)
+    with pytest.raises(AssertionError):
+        env.step(0.9)
+    raw = env.unwrapped
+    before = snapshot(raw)
+    with pytest.raises(IllegalMoveError, match="0.9"):
+        raw.step(0.9)
+    assert_same(before, snapshot(raw))
 
 
 # The command line ---------------------------------------------------------------------------

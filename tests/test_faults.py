@@ -23,6 +23,7 @@ import torch
 import yaml
 from conftest import TINY
 
+from evaluation.records import read_csv
 from training.config import ConfigError, validate
 
 pytestmark = pytest.mark.slow
@@ -116,6 +117,26 @@ def stopped(where: str, at: int, signame: str, argv: list[str]) -> tuple[int, st
         left = False
     assert not left, "processes of the stopped command are still running"
     return process.returncode, err
+
+
+def assert_partial_report(run: Path, err: str) -> None:
+    """A stopped run's report says in its first lines that it is partial, where the run
+    stopped and how to continue it, and shows the last periodic evaluation (if any)."""
+    text = (run / "report.md").read_text()
+    title, _, note = text.splitlines()[:3]
+    assert title.startswith(f"# PARTIAL: training run `{run.name}` stopped"), title
+    assert note.startswith("**Partial report**: stopped after update "), note
+    assert f"continue it with scopa train --resume {run}" in note
+    assert "| final checkpoint | none yet |" in text
+    evals = read_csv(run / "evals.csv")
+    if evals:
+        last = evals[-1]
+        assert f"## Last periodic evaluation: update {last['update']}, " in text
+        score = float(last["points_per_deal"])
+        assert f"| {last['opponent']} | {last['deals']} | {score:+.3f} |" in text
+    else:
+        assert "(no periodic evaluation yet)" in text
+    assert not [p.name for p in run.iterdir() if p.name.startswith(".report")]  # no temporary
 
 
 def _copy(run: Path, dest: Path) -> Path:
@@ -213,8 +234,10 @@ def test_training_stopped_and_resumed_ends_as_the_unstopped_run(
     assert code == 128 + getattr(signal, signame), err
     assert f"continue it with scopa train --resume {run}" in err.splitlines()[-1]
     assert not (run / "final.zip").exists() and not (run / ".lock").exists()
+    assert_partial_report(run, err)
     result = train(validate(RUN), run, resume=True, progress=False)
     assert result.timesteps == 512
+    assert "PARTIAL" not in (run / "report.md").read_text()  # the finished run's replaced it
     rows = (run / "evals.csv").read_text().splitlines()
     assert len(rows) == len(set(rows)) == 1 + 5  # the header, then updates 0 to 4 once each
     assert_same_run(finished, run)
@@ -236,6 +259,7 @@ def test_a_warm_start_stopped_in_its_workers_resumes_from_the_finished_tasks(
     kept = sorted(p.name for p in (run / "warm_start").iterdir())
     assert 2 <= len(kept) < 8 and all(name.startswith("task_") for name in kept), kept
     assert "warm-start tasks: continue it with scopa train --resume" in err
+    assert_partial_report(run, err)
     stamps = {p.name: p.stat().st_mtime_ns for p in (run / "warm_start").iterdir()}
     train(validate(config), run, resume=True, progress=False)
     assert all((run / "warm_start" / n).stat().st_mtime_ns == t for n, t in stamps.items())

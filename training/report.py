@@ -9,8 +9,9 @@ from typing import Any
 
 import numpy as np
 
-from evaluation.records import atomic_path, copy_file, write_text
+from evaluation.records import atomic_path, copy_file, read_csv, write_text
 from scopa_env.rules import describe_rules
+from training.checkpoint_eval import eval_table
 from training.checkpoints import RunState
 from training.config import TrainConfig
 
@@ -80,7 +81,13 @@ def write_report(
     evaluated: str,
     final_eval: list[dict[str, Any]],
     table: str,
+    stopped: str | None = None,
 ) -> None:
+    """``report.md``; ``stopped`` (why and where a stopped run stopped) marks it partial.
+
+    A partial report's first lines say so, and it shows the last periodic evaluation in place
+    of the final one; the run, resumed and finished, writes the whole report over it.
+    """
     meta = json.loads((run_dir / "meta.json").read_text())
     steps_per_s = state.learn_steps / max(state.learn_s, 1e-9)
     env_share = state.env_s / max(state.learn_s, 1e-9)
@@ -101,7 +108,17 @@ def write_report(
             f"{state.warm_start['seconds'] / 60:.1f} min"
         )
     warm_s = state.warm_start["seconds"] if state.warm_start else 0.0
-    text = f"""# Training run `{run_dir.name}`
+    title = f"# Training run `{run_dir.name}`"
+    evaluation = f"## Final evaluation of `{evaluated}` (duplicate deals, seed {config.eval.seed})"
+    final = "`final.zip`"
+    if stopped is not None:
+        title = (
+            f"# PARTIAL: training run `{run_dir.name}` stopped before its end\n\n"
+            f"**Partial report**: {stopped}. The finished run replaces this report."
+        )
+        evaluation = f"## Last periodic evaluation: {evaluated} (duplicate deals)"
+        final = "none yet"
+    text = f"""{title}
 
 | | |
 | --- | --- |
@@ -119,10 +136,10 @@ final evaluation {state.eval_s / 60:.1f} |
 | time in the environment | {100 * env_share:.1f}% (opponent moves {100 * opp_share:.1f}%) |
 | warm start | {warm} |
 | best checkpoint | {best} |
-| final checkpoint | `final.zip` |
+| final checkpoint | {final} |
 | libraries | {versions} |
 
-## Final evaluation of `{evaluated}` (duplicate deals, seed {config.eval.seed})
+{evaluation}
 
 {table}
 
@@ -134,6 +151,25 @@ each duplicate pair; the interval is a 95% confidence interval over the pairs.
 ![learning curve](learning_curve.png)
 """
     write_text(run_dir / "report.md", text)
+
+
+def write_partial_report(
+    run_dir: Path, config: TrainConfig, timesteps: int, state: RunState, stopped: str
+) -> None:
+    """The report of a run stopped by Ctrl-C or SIGTERM: what it has, marked partial.
+
+    Its table is the last periodic evaluation in ``evals.csv`` (none before the first).
+    """
+    rows = read_csv(run_dir / "evals.csv")
+    last = [r for r in rows if r["update"] == rows[-1]["update"]] if rows else []
+    numbers = ("points_per_deal", "ci_low", "ci_high")
+    last = [{**r, **{k: float(r[k]) for k in numbers}} for r in last]
+    evaluated = (
+        f"update {last[0]['update']}, {int(last[0]['timesteps']):,} steps" if last else "none yet"
+    )
+    table = eval_table(last) if last else "(no periodic evaluation yet)"
+    plot_learning_curve(run_dir)
+    write_report(run_dir, config, timesteps, state, evaluated, [], table, stopped=stopped)
 
 
 def export_agent(

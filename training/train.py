@@ -39,7 +39,12 @@ from training.checkpoints import (
     rewind_run,
 )
 from training.config import ConfigError, TrainConfig, check_resume, dump_config, load_config
-from training.report import export_agent, plot_learning_curve, write_report
+from training.report import (
+    export_agent,
+    plot_learning_curve,
+    write_partial_report,
+    write_report,
+)
 
 if TYPE_CHECKING:
     from sb3_contrib import MaskablePPO
@@ -77,11 +82,35 @@ def train(
             f"run folder {run_dir} already exists: continue it with --resume {run_dir}, or "
             "choose another run_dir"
         )
+    live: dict[str, Any] = {}
     with folder_lock(run_dir):  # a second command writing this run folder is refused
         try:
-            return _train(config, run_dir, resume, progress)
+            return _train(config, run_dir, resume, progress, live)
         except KeyboardInterrupt:
-            raise KeyboardInterrupt(_how_to_continue(run_dir)) from None
+            how = _how_to_continue(run_dir)
+            _report_stop(run_dir, config, live, how)
+            raise KeyboardInterrupt(how) from None
+
+
+def _report_stop(run_dir: Path, config: TrainConfig, live: dict[str, Any], how: str) -> None:
+    """Write the stopped run's partial report from its live counters (``_train``'s ``live``).
+
+    A run stopped before its folder documented itself has nothing to report; a report that
+    fails is named, never allowed to hide the stop.
+    """
+    if not (run_dir / "meta.json").is_file():
+        return
+    state = live.get("state", RunState())
+    model = live.get("model")
+    timesteps = model.num_timesteps if model is not None else 0
+    stopped = (
+        f"stopped after update {state.updates} of {config.total_updates}, "
+        f"{timesteps:,} of {config.total_timesteps:,} environment steps; {how}"
+    )
+    try:
+        write_partial_report(run_dir, config, timesteps, state, stopped)
+    except Exception as error:  # noqa: BLE001 - the stop matters more than its report
+        print(f"no partial report: {type(error).__name__}: {error}", file=sys.stderr)
 
 
 def _how_to_continue(run_dir: Path) -> str:
@@ -95,7 +124,9 @@ def _how_to_continue(run_dir: Path) -> str:
     return f"the run keeps {kept}: continue it with scopa train --resume {run_dir}"
 
 
-def _train(config: TrainConfig, run_dir: Path, resume: bool, progress: bool) -> TrainResult:
+def _train(
+    config: TrainConfig, run_dir: Path, resume: bool, progress: bool, live: dict[str, Any]
+) -> TrainResult:
     import torch
     from sb3_contrib import MaskablePPO
 
@@ -146,6 +177,7 @@ def _train(config: TrainConfig, run_dir: Path, resume: bool, progress: bool) -> 
             **ppo_kwargs(config),
         )
         env.attach_policy(model.policy)
+        live.update(state=state, model=model)
         if config.warm_start.teacher is not None:
             state.warm_start = run_warm_start(model, env, config, run_dir)
             state.wall_s += state.warm_start["seconds"]
@@ -161,6 +193,7 @@ def _train(config: TrainConfig, run_dir: Path, resume: bool, progress: bool) -> 
         rewind_run(run_dir, checkpoint, state.updates)
         print(f"resuming {run_dir} at update {state.updates} ({model.num_timesteps:,} steps)")
     env.attach_policy(model.policy)
+    live.update(state=state, model=model)
 
     # 5. Callbacks do everything around PPO's updates: pool, checkpoints, evaluation, progress.
     callback = TrainingCallback(
