@@ -26,10 +26,7 @@ def run(args: argparse.Namespace) -> int:
         if args.config is not None:
             raise ConfigError("--resume uses the run's own config.yaml; drop --config")
         if (args.resume / "config.yaml").is_file() and is_rllib_config(args.resume / "config.yaml"):
-            raise ConfigError(
-                f"{args.resume} is an RLlib run, which keeps no checkpoint to resume from "
-                "before it ends; start it again with --config and another --run-dir"
-            )
+            return _rllib(args.resume / "config.yaml", args.overrides, args.resume, resume=True)
         # train() checks the overrides against the run before it rewrites its config.yaml.
         config = load_config(args.resume / "config.yaml", args.overrides)
     else:
@@ -42,13 +39,7 @@ def run(args: argparse.Namespace) -> int:
                 f"run folder {args.run_dir} already exists; {how}choose another --run-dir"
             )
         if rllib:
-            from evaluation.ray_backend import import_ray
-
-            import_ray()  # a clear message naming the extra, before the RLlib imports
-            from training.rllib_train import load_rllib_config, train_rllib
-
-            print(train_rllib(load_rllib_config(args.config, args.overrides), args.run_dir), end="")
-            return 0
+            return _rllib(args.config, args.overrides, args.run_dir)
         config = load_config(args.config, args.overrides)
     result = train(
         config,
@@ -58,4 +49,14 @@ def run(args: argparse.Namespace) -> int:
     )
     print(result.table)
     print(f"run folder: {result.run_dir}")
+    return 0
+
+
+def _rllib(path: Path, overrides: list[str], run_dir: Path | None, resume: bool = False) -> int:
+    from evaluation.ray_backend import import_ray
+
+    import_ray()  # a clear message naming the extra, before the RLlib imports
+    from training.rllib_train import load_rllib_config, train_rllib
+
+    print(train_rllib(load_rllib_config(path, overrides), run_dir, resume=resume), end="")
     return 0

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import random
 import shutil
 import zipfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -105,46 +108,119 @@ def checkpoint_problem(folder: Path) -> str | None:
     return None
 
 
-def latest_checkpoint(run_dir: Path, skipped: list[str] | None = None) -> Path | None:
-    """The newest checkpoint of a run that ``checkpoint_problem`` finds whole, if any.
+def latest_checkpoint(
+    run_dir: Path,
+    skipped: list[str] | None = None,
+    kind: str = "update",
+    problem: Callable[[Path], str | None] = checkpoint_problem,
+) -> Path | None:
+    """The newest checkpoint ``checkpoints/KIND_NNNNNN`` of a run that ``problem`` finds whole.
 
-    Each newer one passed over is added to ``skipped`` as ``"update_NNNNNN: why"``.
+    Each newer one passed over is added to ``skipped`` as ``"KIND_NNNNNN: why"``. SB3 runs
+    count updates (``checkpoint_problem``), RLlib runs iterations (``manifest_problem``).
     """
-    for folder in sorted((run_dir / "checkpoints").glob("update_*"), reverse=True):
-        problem = checkpoint_problem(folder)
-        if problem is None:
+    for folder in sorted((run_dir / "checkpoints").glob(f"{kind}_*"), reverse=True):
+        why = problem(folder)
+        if why is None:
             return folder
         if skipped is not None:
-            skipped.append(f"{folder.name}: {problem}")
+            skipped.append(f"{folder.name}: {why}")
     return None
 
 
+@contextmanager
+def checkpoint_folder(run_dir: Path, name: str) -> Iterator[Path]:
+    """A temporary folder to fill with checkpoint ``name``; renamed into place, with its
+    ``done`` marker, when the block ends. A kill at any instant leaves the previous
+    checkpoints as they were; only the newest ``CHECKPOINTS_KEPT`` are kept."""
+    checkpoints = run_dir / "checkpoints"
+    checkpoints.mkdir(parents=True, exist_ok=True)
+    kind = name.rpartition("_")[0]
+    for stale in checkpoints.glob(f".{kind}_*"):  # what a killed save left
+        shutil.rmtree(stale, ignore_errors=True)
+    tmp = checkpoints / f".{name}.{os.getpid()}.tmp"
+    tmp.mkdir()
+    try:
+        yield tmp
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    (tmp / "done").touch()
+    folder = checkpoints / name
+    if folder.exists():  # the same point saved again (a resume that stopped before the next)
+        shutil.rmtree(folder)
+    os.replace(tmp, folder)
+    for old in sorted(checkpoints.glob(f"{kind}_*"))[:-CHECKPOINTS_KEPT]:
+        shutil.rmtree(old)
+
+
 def save_checkpoint(run_dir: Path, model: MaskablePPO, state: RunState, pool: Any) -> Path:
-    """Write a whole checkpoint under a temporary name, then rename it into place.
+    """Write a whole checkpoint of an SB3 run (``checkpoint_folder``).
 
     The folder holds the model (with its optimizer), ``state.json``, the pool and every random
     stream, and the run's ``best.zip`` as it is now, so a resume restores the best choice too.
-    A kill at any instant leaves the previous checkpoints as they were.
     """
-    checkpoints = run_dir / "checkpoints"
-    checkpoints.mkdir(parents=True, exist_ok=True)
-    for stale in checkpoints.glob(".update_*"):  # what a killed save left
-        shutil.rmtree(stale, ignore_errors=True)
     name = f"update_{state.updates:06d}"
-    tmp = checkpoints / f".{name}.{os.getpid()}.tmp"
-    tmp.mkdir()
-    model.save(tmp / "model.zip")
-    state.save(tmp, pool)
-    if (run_dir / "best.zip").is_file():
-        shutil.copyfile(run_dir / "best.zip", tmp / "best.zip")
-    (tmp / "done").touch()
-    folder = checkpoints / name
-    if folder.exists():  # the same update saved again (a resume that stopped before update+1)
-        shutil.rmtree(folder)
-    os.replace(tmp, folder)
-    for old in sorted(checkpoints.glob("update_*"))[:-CHECKPOINTS_KEPT]:
-        shutil.rmtree(old)
-    return folder
+    with checkpoint_folder(run_dir, name) as tmp:
+        model.save(tmp / "model.zip")
+        state.save(tmp, pool)
+        if (run_dir / "best.zip").is_file():
+            shutil.copyfile(run_dir / "best.zip", tmp / "best.zip")
+    return run_dir / "checkpoints" / name
+
+
+MANIFEST = "manifest.json"
+
+
+def write_manifest(folder: Path) -> None:
+    """List every file under ``folder`` with its size and SHA-256, for ``manifest_problem``.
+
+    For checkpoints whose files only their library can read (RLlib's), so a resume can tell
+    a whole one from one cut short without loading it.
+    """
+    files = {
+        str(p.relative_to(folder)): [p.stat().st_size, _sha256(p)]
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and p.name != MANIFEST
+    }
+    write_text(folder / MANIFEST, json.dumps(files, indent=1) + "\n")
+
+
+def manifest_problem(folder: Path) -> str | None:
+    """Why checkpoint ``folder`` is not whole (done marker, manifest, each file's size and
+    checksum), or ``None``."""
+    if not (folder / "done").is_file():
+        return "incomplete (no done marker)"
+    try:
+        files = json.loads((folder / MANIFEST).read_text())
+    except (OSError, ValueError) as error:
+        return f"{MANIFEST} is unreadable ({type(error).__name__})"
+    for name, (size, digest) in files.items():
+        path = folder / name
+        if not path.is_file():
+            return f"{name} is missing"
+        if path.stat().st_size != size:
+            return f"{name} has {path.stat().st_size} bytes, not the {size} written"
+        if _sha256(path) != digest:
+            return f"{name} fails its checksum"
+    return None
+
+
+def _sha256(path: Path) -> str:
+    with path.open("rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
+
+
+def cut_csv(path: Path, column: str, last: int) -> None:
+    """Drop the rows of ``path`` whose ``column`` is past ``last`` (the rows a resumed run
+    writes again); the file goes when no row is left."""
+    rows = read_csv(path)
+    kept = [row for row in rows if int(row[column]) <= last]
+    if len(kept) < len(rows):
+        if kept:
+            write_csv(path, kept)
+        else:
+            path.unlink()
 
 
 def rewind_run(run_dir: Path, checkpoint: Path | None, updates: int) -> None:
@@ -158,14 +234,7 @@ def rewind_run(run_dir: Path, checkpoint: Path | None, updates: int) -> None:
         copy_file(checkpoint / "best.zip", best)
     else:
         best.unlink(missing_ok=True)
-    evals = run_dir / "evals.csv"
-    rows = read_csv(evals)
-    kept = [row for row in rows if int(row["update"]) <= updates]
-    if len(kept) < len(rows):
-        if kept:
-            write_csv(evals, kept)
-        else:
-            evals.unlink()
+    cut_csv(run_dir / "evals.csv", "update", updates)
 
 
 class preserved_rng:  # noqa: N801 - used as a context manager

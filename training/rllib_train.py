@@ -242,6 +242,9 @@ class RLlibRunConfig(BaseModel):
     torch_threads: int = Field(0, ge=0)
     #: Refresh the frozen snapshot from the learner every this many iterations.
     snapshot_every: int = Field(2, ge=1)
+    #: Save a resumable checkpoint (``checkpoints/iteration_NNNNNN``) every this many
+    #: iterations, and after the last.
+    checkpoint_every: int = Field(5, ge=1)
     #: Duplicate deals against random in the final evaluation; 0 skips it.
     final_deals: int = Field(2000, ge=0)
 
@@ -302,22 +305,130 @@ def _descendants_cpu() -> float:
     return total
 
 
-def train_rllib(config: RLlibRunConfig, run_dir: Path | None = None) -> str:
-    """Train as ``config`` says; returns the summary the command prints."""
+#: What a ``--resume`` may change: how long and where the run goes on, not what it learns.
+RESUMABLE = frozenset(
+    {"iterations", "final_deals", "checkpoint_every", "ray", "num_env_runners", "torch_threads"}
+)
+
+
+def check_rllib_resume(saved: RLlibRunConfig, asked: RLlibRunConfig) -> None:
+    """Refuse overrides on ``--resume`` that would change what the checkpoint learned."""
+    from training.config import ConfigError
+
+    for key in type(saved).model_fields:
+        if key not in RESUMABLE and getattr(saved, key) != getattr(asked, key):
+            raise ConfigError(
+                f"{key} is {getattr(saved, key)!r} in the run, {getattr(asked, key)!r} asked: a "
+                f"resume may change only {sorted(RESUMABLE)}"
+            )
+
+
+def save_rllib_checkpoint(algorithm: Any, run_dir: Path, state: dict[str, Any]) -> Path:
+    """``checkpoints/iteration_NNNNNN``: RLlib's save of the algorithm (learner weights and
+    optimizer, every module, the snapshot too, connector states, metrics) in ``algo/``, the
+    run's counters in ``state.json`` and a manifest of every file, written atomically."""
+    import json
+
+    from training.checkpoints import checkpoint_folder, write_manifest
+
+    name = f"iteration_{state['iteration']:06d}"
+    with checkpoint_folder(run_dir, name) as tmp:
+        algorithm.save(str((tmp / "algo").resolve()))
+        write_text(tmp / "state.json", json.dumps(state, indent=2) + "\n")
+        write_manifest(tmp)
+    return run_dir / "checkpoints" / name
+
+
+def latest_rllib_checkpoint(run_dir: Path) -> Path:
+    """The newest whole checkpoint of an RLlib run; each newer broken one is named and why."""
+    import sys
+
+    from scopa_env.errors import CheckpointError
+    from training.checkpoints import latest_checkpoint, manifest_problem
+
+    skipped: list[str] = []
+    checkpoint = latest_checkpoint(run_dir, skipped, "iteration", manifest_problem)
+    for line in skipped:
+        print(f"skipping checkpoint {line}", file=sys.stderr)
+    if checkpoint is None:
+        raise CheckpointError(
+            f"{run_dir} has no complete checkpoint to resume from (checkpoints/iteration_*/ "
+            "with its done marker); start the run again with --config and another --run-dir"
+        )
+    return checkpoint
+
+
+def train_rllib(config: RLlibRunConfig, run_dir: Path | None = None, resume: bool = False) -> str:
+    """Train as ``config`` says; returns the summary the command prints.
+
+    A checkpoint every ``checkpoint_every`` iterations (and after the warm start) keeps the
+    run resumable: Ctrl-C or SIGTERM stops it with its newest checkpoint, a ``summary.txt``
+    marked partial and a line saying how to continue (``KeyboardInterrupt``), and
+    ``resume=True`` continues ``run_dir`` from its newest whole checkpoint. The resumed run
+    continues the iteration count, the snapshot schedule, the learner (weights, optimizer),
+    the snapshot's weights and ``metrics.csv`` (the rows after the checkpoint are dropped and
+    played again), but it is not bit-exact with a run that never stopped: RLlib's checkpoint
+    holds no episodes in progress nor the env runners' random streams, so the resumed
+    runners start fresh episodes, seeded from ``seed`` and the checkpoint's iteration.
+    """
+    import json
+
+    from evaluation.records import folder_lock
+    from training.checkpoints import cut_csv
+    from training.config import ConfigError
+
+    run_dir = Path(run_dir or f"runs/{config.name}-{time.strftime('%Y%m%d-%H%M%S')}")
+    if resume:
+        check_rllib_resume(load_rllib_config(run_dir / "config.yaml", []), config)
+        checkpoint: Path | None = latest_rllib_checkpoint(run_dir)
+    elif run_dir.exists():
+        raise ConfigError(f"run folder {run_dir} already exists; choose another --run-dir")
+    else:
+        checkpoint = None
+        run_dir.mkdir(parents=True)
+    with folder_lock(run_dir):
+        write_text(run_dir / "config.yaml", yaml.safe_dump(config.model_dump()))
+        lines: list[str] = []
+        state = {"iteration": 0, "env_steps": 0, "ppo_seconds": 0.0}
+        if checkpoint is not None:
+            state = json.loads((checkpoint / "state.json").read_text())
+            cut_csv(run_dir / "metrics.csv", "iteration", state["iteration"])
+            lines = list(state.get("lines", []))
+            print(f"resuming {run_dir} at iteration {state['iteration']} ({checkpoint})")
+        state["done"] = state["iteration"]
+        try:
+            return _train_rllib(config, run_dir, checkpoint, state, lines)
+        except KeyboardInterrupt:
+            kept = sorted((run_dir / "checkpoints").glob("iteration_*"))
+            where = f"its checkpoint at iteration {state['iteration']}" if kept else "nothing"
+            how = f"the run keeps {where}: continue it with scopa train --resume {run_dir}"
+            if not kept:
+                how = "it stopped before its first checkpoint: start it again with --config"
+            partial = [f"PARTIAL: stopped after iteration {state['done']} of "
+                       f"{config.iterations}; {how}", *lines]  # fmt: skip
+            write_text(run_dir / "summary.txt", "\n".join(partial) + "\n")
+            raise KeyboardInterrupt(how) from None
+
+
+def _train_rllib(
+    config: RLlibRunConfig,
+    run_dir: Path,
+    checkpoint: Path | None,
+    state: dict[str, Any],
+    lines: list[str],
+) -> str:
     import torch
 
     from evaluation.harness import evaluate
     from evaluation.ray_backend import connect, import_ray
+    from evaluation.records import append_csv
 
     ray = import_ray()
-    run_dir = Path(run_dir or f"runs/{config.name}-{time.strftime('%Y%m%d-%H%M%S')}")
-    run_dir.mkdir(parents=True, exist_ok=False)
-    write_text(run_dir / "config.yaml", yaml.safe_dump(config.model_dump()))
     if config.torch_threads:
         torch.set_num_threads(config.torch_threads)
     wall, cpu = time.perf_counter(), time.process_time()
     started = connect(config.ray or "local", config.num_env_runners + 1)
-    lines = []
+    first = state["iteration"]
     try:
         algorithm = ppo_config(
             config.table,
@@ -327,7 +438,7 @@ def train_rllib(config: RLlibRunConfig, run_dir: Path | None = None) -> str:
             config.num_epochs,
             config.learning_rate,
             tuple(config.hidden),
-            config.seed,
+            config.seed + 1_000_003 * first,  # fresh episodes after a resume, not the first ones
             module=config.module,
             card=config.card,
             opponents=tuple(config.opponents),
@@ -336,42 +447,60 @@ def train_rllib(config: RLlibRunConfig, run_dir: Path | None = None) -> str:
             entropy_coeff=config.entropy_coeff,
             vf_loss_coeff=config.vf_loss_coeff,
         ).build_algo()
-        if config.warm_start is not None:
+        if checkpoint is not None:
+            algorithm.restore_from_path(str((checkpoint / "algo").resolve()))
+        elif config.warm_start is not None:
             lines.append(warm_start(algorithm, config))
             warm = algorithm.save(str((run_dir / "checkpoint_warm").resolve())).checkpoint.path
             lines.append(f"the clone before PPO: {warm}")
             print(*lines[-2:], sep="\n", flush=True)
+            save_rllib_checkpoint(algorithm, run_dir, {**state, "lines": lines})
         ppo_wall = time.perf_counter()
-        steps = 0
-        for iteration in range(1, config.iterations + 1):
+        lifetime = _lifetime_steps(algorithm)  # RLlib's count as restored, if it restores it
+        steps = state["env_steps"]
+        for iteration in range(first + 1, config.iterations + 1):
             result = algorithm.train()
-            steps = int(result["env_runners"]["num_env_steps_sampled_lifetime"])
+            steps = state["env_steps"] + _lifetime_steps(algorithm) - lifetime
             returns = result["env_runners"].get("module_episode_returns_mean", {})
+            main_return = returns.get(LEARNER, float("nan"))
             print(
                 f"iteration {iteration}: {steps:,} env steps, {time.perf_counter() - wall:.0f} s, "
-                f"main's mean return {returns.get(LEARNER, float('nan')):+.2f}",
+                f"main's mean return {main_return:+.2f}",
                 flush=True,
+            )
+            append_csv(
+                run_dir / "metrics.csv",
+                [{"iteration": iteration, "env_steps": steps, "main_return_mean": main_return}],
             )
             if iteration % config.snapshot_every == 0:
                 refresh_snapshot(algorithm)
-        ppo_seconds = time.perf_counter() - ppo_wall
+            state["done"] = iteration
+            if iteration % config.checkpoint_every == 0 or iteration == config.iterations:
+                seconds = state["ppo_seconds"] + time.perf_counter() - ppo_wall
+                saved = {"iteration": iteration, "env_steps": steps, "ppo_seconds": seconds}
+                save_rllib_checkpoint(algorithm, run_dir, {**saved, "lines": lines})
+                state.update(saved)
+                ppo_wall, lifetime = time.perf_counter(), _lifetime_steps(algorithm)
+        ppo_seconds = state["ppo_seconds"] + time.perf_counter() - ppo_wall
         ray_cpu_s = _descendants_cpu()
-        checkpoint = Path(algorithm.save(str((run_dir / "checkpoint").resolve())).checkpoint.path)
+        final = Path(algorithm.save(str((run_dir / "checkpoint").resolve())).checkpoint.path)
         algorithm.stop()
     finally:
         if started:
             ray.shutdown()
     seconds, cpu_s = time.perf_counter() - wall, time.process_time() - cpu
+    resumed = f", resumed at iteration {first}" if checkpoint is not None else ""
     lines += [
         f"{config.iterations} iterations, {steps:,} env steps of PPO in {ppo_seconds:.0f} s "
-        f"({steps / ppo_seconds:.0f} steps/s learning included, {config.num_env_runners} env "
-        f"runner(s)); {seconds:.0f} s in all, CPU {cpu_s:.0f} s in this process and "
-        f"{ray_cpu_s:.0f} s in its child processes (a local Ray's)",
-        f"checkpoint: {checkpoint}",
+        f"({steps / max(ppo_seconds, 1e-9):.0f} steps/s learning included, "
+        f"{config.num_env_runners} env runner(s){resumed}); {seconds:.0f} s in all this "
+        f"session, CPU {cpu_s:.0f} s in this process and {ray_cpu_s:.0f} s in its child "
+        "processes (a local Ray's)",
+        f"checkpoint: {final}",
     ]
     if config.final_deals:
         _, summaries, _ = evaluate(
-            [str(checkpoint), "random"], deals=config.final_deals, seed=config.seed
+            [str(final), "random"], deals=config.final_deals, seed=config.seed
         )
         s = summaries[0]
         lines.append(
@@ -381,3 +510,12 @@ def train_rllib(config: RLlibRunConfig, run_dir: Path | None = None) -> str:
     text = "\n".join(lines) + "\n"
     write_text(run_dir / "summary.txt", text)
     return text
+
+
+def _lifetime_steps(algorithm: Any) -> int:
+    """RLlib's count of env steps sampled over the algorithm's life."""
+    from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME
+
+    return int(
+        algorithm.metrics.peek((ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME), default=0)
+    )
