@@ -366,8 +366,8 @@ def test_resume_without_a_checkpoint_and_an_existing_run_dir_are_messages(
 def test_an_rllib_run_folder_is_neither_reused_nor_resumed(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Both refused before Ray starts: a folder that exists, and ``--resume`` of an RLlib run
-    (which writes its checkpoint only at the end)."""
+    """Refused before Ray starts: a folder that exists, ``--resume`` of an RLlib run with no
+    checkpoint, and an override on ``--resume`` that would change what it learns."""
     rllib = ROOT / "configs" / "rllib_quick.yaml"
     run = tmp_path / "run"
     run.mkdir()
@@ -376,7 +376,10 @@ def test_an_rllib_run_folder_is_neither_reused_nor_resumed(
     code, err = _run(["train", "--config", str(rllib), "--run-dir", str(run)], capsys)
     assert code == 2 and f"run folder {run} already exists; choose another --run-dir" in err
     code, err = _run(["train", "--resume", str(run)], capsys)
-    assert code == 2 and f"{run} is an RLlib run" in err and "Traceback" not in err
+    assert code == 2 and f"{run} has no complete checkpoint to resume from" in err
+    assert "Traceback" not in err
+    code, err = _run(["train", "--resume", str(run), "learning_rate=0.5"], capsys)
+    assert code == 2 and "learning_rate is 0.0001 in the run, 0.5 asked" in err
     assert _files(tmp_path) == before
 
 

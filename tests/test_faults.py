@@ -9,6 +9,7 @@ reason. Sizes are tiny; every test here is marked slow.
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import signal
 import subprocess
@@ -17,6 +18,7 @@ import textwrap
 import time
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -66,13 +68,14 @@ def finished(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 ROOT = Path(__file__).resolve().parents[1]
 
-#: Runs ``scopa`` with one function wrapped so that, when its call number ``AT`` returns, the
-#: process sends a real signal to its whole process group (workers included): a stop at a
-#: known point of the run, the way a Ctrl-C in the terminal or a ``kill`` of the group does.
+#: Runs ``scopa`` with one function wrapped so that, just before its call number ``AT`` or
+#: when it returns (``WHEN``), the process sends a real signal to its whole process group
+#: (workers included): a stop at a known point of the run, the way a Ctrl-C in the terminal or
+#: a ``kill`` of the group does.
 _STOPPER = textwrap.dedent(
     """
     import functools, importlib, os, signal, sys
-    module, name, at, signame, *argv = sys.argv[1:]
+    module, name, at, when, signame, *argv = sys.argv[1:]
     owner = importlib.import_module(module)
     *path, attribute = name.split(".")
     for part in path:
@@ -81,9 +84,11 @@ _STOPPER = textwrap.dedent(
     calls = [0]
 
     def stop_after(*args, **kwargs):
-        result = real(*args, **kwargs)
         calls[0] += 1
-        if calls[0] == int(at):
+        if calls[0] == int(at) and when == "before":
+            os.killpg(os.getpgrp(), getattr(signal, signame))
+        result = real(*args, **kwargs)
+        if calls[0] == int(at) and when == "after":
             os.killpg(os.getpgrp(), getattr(signal, signame))
         return result
 
@@ -95,13 +100,15 @@ _STOPPER = textwrap.dedent(
 )
 
 
-def stopped(where: str, at: int, signame: str, argv: list[str]) -> tuple[int, str]:
-    """Run ``scopa argv`` in a new session, stopped by ``signame`` after call ``at`` of
-    ``where`` (``module:attribute``); returns the exit status and stderr, once no process of
-    the session is left."""
+def stopped(
+    where: str, at: int, signame: str, argv: list[str], when: str = "after"
+) -> tuple[int, str]:
+    """Run ``scopa argv`` in a new session, stopped by ``signame`` ``when`` (before or after)
+    call ``at`` of ``where`` (``module:attribute``); returns the exit status and stderr, once
+    no process of the session is left."""
     module, name = where.split(":")
     process = subprocess.Popen(
-        [sys.executable, "-c", _STOPPER, module, name, str(at), signame, *argv],
+        [sys.executable, "-c", _STOPPER, module, name, str(at), when, signame, *argv],
         cwd=ROOT,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
         stdout=subprocess.DEVNULL,
@@ -243,14 +250,105 @@ def test_training_stopped_and_resumed_ends_as_the_unstopped_run(
     assert_same_run(finished, run)
 
 
-def test_a_warm_start_stopped_in_its_workers_resumes_from_the_finished_tasks(
-    tmp_path: Path,
+#: The seeds of the randomly drawn stops; ``SCOPA_FAULT_SEEDS=7,8 pytest -k random`` tries
+#: others, and a failure's test id (``seed=N-...``) names the seed that replays it.
+SEEDS = [int(s) for s in os.environ.get("SCOPA_FAULT_SEEDS", "0,1,2").split(",")]
+
+
+def draw_stops(points: list[tuple[str, int]], seeds: list[int]) -> list[Any]:
+    """For each seed, a stop drawn at random: a point of the run (a function and how many
+    times the run calls it), a call among those, before or after it, SIGINT or SIGTERM."""
+    params = []
+    for seed in seeds:
+        rng = random.Random(seed)
+        where, calls = rng.choice(points)
+        at, when = rng.randint(1, calls), rng.choice(["before", "after"])
+        signame = rng.choice(["SIGINT", "SIGTERM"])
+        params.append(
+            pytest.param(where, at, when, signame, id=f"seed={seed}-{where}-{when}-{at}-{signame}")
+        )
+    return params
+
+
+#: What ``RUN`` calls, and how often: a stop anywhere among them must resume exactly.
+TRAINING_POINTS = [
+    ("training.callback:evaluate_checkpoint", 5),  # the periodic evaluations of updates 0-4
+    ("training.callback:append_csv", 5),  # their rows in evals.csv
+    ("training.checkpoints:RunState.save", 3),  # inside the checkpoints of updates 0, 2 and 4
+    ("training.train:evaluate_checkpoint", 1),  # the final evaluation
+]
+
+
+@pytest.mark.parametrize(("where", "at", "when", "signame"), draw_stops(TRAINING_POINTS, SEEDS))
+def test_training_stopped_at_a_random_point_and_resumed_ends_as_the_unstopped_run(
+    finished: Path, tmp_path: Path, where: str, at: int, when: str, signame: str
 ) -> None:
     from training.train import train
 
-    workers = {**TINY["warm_start"], "samples": 1024, "task_samples": 128, "workers": 2}
-    config = {**TINY, "warm_start": workers, "eval": {**TINY["eval"], "every": 0}}
-    train(validate(config), tmp_path / "unstopped", progress=False)
+    run = tmp_path / "run"
+    config = _config_file(tmp_path, RUN)
+    code, err = stopped(where, at, signame, ["train", "--config", str(config), "--run-dir",
+                                             str(run), "--no-progress"], when)  # fmt: skip
+    assert code == 128 + getattr(signal, signame), err
+    assert f"continue it with scopa train --resume {run}" in err.splitlines()[-1]
+    assert_partial_report(run, err)
+    assert train(validate(RUN), run, resume=True, progress=False).timesteps == 512
+    rows = (run / "evals.csv").read_text().splitlines()
+    assert len(rows) == len(set(rows)) == 1 + 5
+    assert_same_run(finished, run)
+
+
+#: The warm start in two workers: eight tasks of 128 decisions.
+WARM = {
+    **TINY,
+    "warm_start": {**TINY["warm_start"], "samples": 1024, "task_samples": 128, "workers": 2},
+    "eval": {**TINY["eval"], "every": 0},
+}
+WARM_POINTS = [
+    ("training.warm_start:_collect_task", 4),  # in a worker (one of the two plays 4 or more)
+    ("training.warm_start:atomic_path", 8),  # in the parent, saving each task's decisions
+]
+
+
+@pytest.fixture(scope="module")
+def warm_finished(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A run with a warm start in workers that was never stopped."""
+    from training.train import train
+
+    run = tmp_path_factory.mktemp("warm") / "run"
+    train(validate(WARM), run, progress=False)
+    return run
+
+
+def _assert_same_warm_run(unstopped: Path, run: Path) -> None:
+    assert (run / "final_eval.csv").read_text() == (unstopped / "final_eval.csv").read_text()
+    wa, wb = _weights(unstopped / "final.zip"), _weights(run / "final.zip")
+    assert all(torch.equal(wa[k], wb[k]) for k in wa)
+
+
+@pytest.mark.parametrize(("where", "at", "when", "signame"), draw_stops(WARM_POINTS, SEEDS[:2]))
+def test_a_warm_start_stopped_at_a_random_point_resumes_from_the_finished_tasks(
+    warm_finished: Path, tmp_path: Path, where: str, at: int, when: str, signame: str
+) -> None:
+    from training.train import train
+
+    run = tmp_path / "run"
+    code, err = stopped(where, at, signame, ["train", "--config",
+                        str(_config_file(tmp_path, WARM)), "--run-dir", str(run),
+                        "--no-progress"], when)  # fmt: skip
+    assert code == 128 + getattr(signal, signame), err
+    assert "continue it with scopa train --resume" in err.splitlines()[-1]
+    assert_partial_report(run, err)
+    train(validate(WARM), run, resume=True, progress=False)
+    _assert_same_warm_run(warm_finished, run)
+
+
+def test_a_warm_start_stopped_in_its_workers_resumes_from_the_finished_tasks(
+    warm_finished: Path, tmp_path: Path
+) -> None:
+    from training.train import train
+
+    config = WARM
     run = tmp_path / "run"
     code, err = stopped("training.warm_start:_collect_task", 2, "SIGINT",
                         ["train", "--config", str(_config_file(tmp_path, config)), "--run-dir",
@@ -263,27 +361,41 @@ def test_a_warm_start_stopped_in_its_workers_resumes_from_the_finished_tasks(
     stamps = {p.name: p.stat().st_mtime_ns for p in (run / "warm_start").iterdir()}
     train(validate(config), run, resume=True, progress=False)
     assert all((run / "warm_start" / n).stat().st_mtime_ns == t for n, t in stamps.items())
-    assert (run / "final_eval.csv").read_text() == (
-        tmp_path / "unstopped" / "final_eval.csv"
-    ).read_text()
-    wa, wb = _weights(tmp_path / "unstopped" / "final.zip"), _weights(run / "final.zip")
-    assert all(torch.equal(wa[k], wb[k]) for k in wa)
+    _assert_same_warm_run(warm_finished, run)
 
 
-def test_an_evaluation_stopped_in_its_workers_continues_from_its_journal(tmp_path: Path) -> None:
+#: What ``scopa eval ... --deals 24 --chunk 2 --workers 2`` calls: twelve tasks.
+EVAL_POINTS = [
+    ("evaluation.harness:Journal.write", 11),  # in the parent, as each task finishes
+    ("evaluation.harness:run_task", 6),  # in a worker (one of the two plays 6 or more)
+]
+
+
+@pytest.mark.parametrize(
+    ("where", "at", "when", "signame"),
+    [
+        pytest.param("evaluation.harness:Journal.write", 3, "after", "SIGTERM", id="fixed"),
+        *draw_stops(EVAL_POINTS, SEEDS[:2]),
+    ],
+)
+def test_an_evaluation_stopped_in_its_workers_continues_from_its_journal(
+    tmp_path: Path, where: str, at: int, when: str, signame: str
+) -> None:
     from cli import main as cli
     from evaluation.harness import evaluate
 
     argv = ["eval", "greedy", "heuristic", "--deals", "24", "--chunk", "2", "--no-progress"]
     out = tmp_path / "eval"
-    code, err = stopped("evaluation.harness:Journal.write", 3, "SIGTERM",
-                        [*argv, "--workers", "2", "--out", str(out)])  # fmt: skip
-    assert code == 143, err
+    code, err = stopped(where, at, signame, [*argv, "--workers", "2", "--out", str(out)], when)
+    assert code == 128 + getattr(signal, signame), err
     assert "run the same command again to continue" in err.splitlines()[-1]
     lines = (out / "journal.jsonl").read_text().splitlines()
-    assert 1 + 3 <= len(lines) < 1 + 12  # the identity, then every task that finished
+    assert 1 <= len(lines) < 1 + 12  # the identity, then every task that finished
+    if where.endswith("Journal.write"):
+        assert len(lines) >= 1 + at - (when == "before")
     assert not (out / ".lock").exists()
-    partial = (out / "games.csv").read_text().splitlines()
+    games = out / "games.csv"
+    partial = games.read_text().splitlines() if games.exists() else [""]
     assert len(partial) == 1 + 4 * (len(lines) - 1)  # 2 pairs of 2 games a task
     assert "PARTIAL: stopped after" in (out / "report.md").read_text()
     assert cli.main([*argv, "--workers", "2", "--out", str(out)]) == 0
@@ -354,6 +466,95 @@ def test_a_second_command_on_the_same_folder_is_refused(
     assert second.returncode == 2 and f"being written by another command (pid {os.getpid()}" in (
         second.stderr
     )
+
+
+# RLlib runs ---------------------------------------------------------------------------------
+
+#: The smallest RLlib run (as tests/test_ray.py's): three iterations of 200 steps in this
+#: process (no env runner), a checkpoint after each.
+RLLIB = {
+    "engine": "rllib", "name": "tiny", "seed": 0, "iterations": 3, "num_env_runners": 0,
+    "module": "mlp", "hidden": [16], "opponents": ["random", "snapshot"],
+    "train_batch_size": 200, "minibatch_size": 100, "num_epochs": 1, "torch_threads": 1,
+    "snapshot_every": 1, "checkpoint_every": 1, "final_deals": 0,
+}  # fmt: skip
+
+
+def test_a_checkpoint_with_a_manifest_is_whole_only_as_written(tmp_path: Path) -> None:
+    """RLlib's checkpoint files are checked against the manifest written with them: a file
+    cut short, changed or missing, or no done marker, passes it over for the one before."""
+    from training.checkpoints import (
+        checkpoint_folder,
+        latest_checkpoint,
+        manifest_problem,
+        write_manifest,
+    )
+
+    for iteration in (1, 2):
+        with checkpoint_folder(tmp_path, f"iteration_{iteration:06d}") as folder:
+            (folder / "algo").mkdir()
+            (folder / "algo" / "state.pkl").write_bytes(bytes(range(200)) * iteration)
+            write_manifest(folder)
+    newest = tmp_path / "checkpoints" / "iteration_000002"
+    assert manifest_problem(newest) is None
+    state = newest / "algo" / "state.pkl"
+    whole = state.read_bytes()
+    for change, why in [
+        (
+            lambda: state.write_bytes(whole[:100]),
+            "algo/state.pkl has 100 bytes, not the 400 written",
+        ),
+        (lambda: state.write_bytes(whole[::-1]), "algo/state.pkl fails its checksum"),
+        (state.unlink, "algo/state.pkl is missing"),
+        (lambda: (newest / "done").unlink(), "incomplete (no done marker)"),
+    ]:
+        change()
+        skipped: list[str] = []
+        found = latest_checkpoint(tmp_path, skipped, "iteration", manifest_problem)
+        assert found == tmp_path / "checkpoints" / "iteration_000001"
+        assert skipped == [f"iteration_000002: {why}"]
+        state.write_bytes(whole)
+        (newest / "done").touch()
+
+
+def test_an_rllib_run_stopped_resumes_from_its_newest_whole_checkpoint(tmp_path: Path) -> None:
+    """SIGINT just after iteration 2's checkpoint: exit 130, a partial summary, the metrics of
+    iterations 1 and 2. That checkpoint then cut short, the resume falls back to iteration 1,
+    says why, and ends the run: every iteration's row once, three iterations in all."""
+    pytest.importorskip("ray.rllib")
+    from training.checkpoints import manifest_problem
+
+    run = tmp_path / "run"
+    argv = ["train", "--config", str(_config_file(tmp_path, RLLIB)), "--run-dir", str(run)]
+    code, err = stopped("training.rllib_train:save_rllib_checkpoint", 2, "SIGINT", argv)
+    assert code == 130, err
+    assert err.splitlines()[-1].endswith(
+        f"the run keeps its checkpoint at iteration 2: continue it with scopa train --resume {run}"
+    )
+    assert (run / "summary.txt").read_text().startswith("PARTIAL: stopped after iteration 2 of 3")
+    assert [r["iteration"] for r in read_csv(run / "metrics.csv")] == ["1", "2"]
+    assert not (run / "checkpoint").exists() and not (run / ".lock").exists()
+    state = max((run / "checkpoints" / "iteration_000002").rglob("*.pkl"), key=os.path.getsize)
+    state.write_bytes(state.read_bytes()[: state.stat().st_size // 2])
+    resumed = subprocess.run(
+        [sys.executable, "-m", "cli.main", "train", "--resume", str(run)],
+        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
+        timeout=600,
+    )  # fmt: skip
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert "skipping checkpoint iteration_000002: algo/" in resumed.stderr
+    assert f"resuming {run} at iteration 1 " in resumed.stdout
+    rows = read_csv(run / "metrics.csv")
+    assert [r["iteration"] for r in rows] == ["1", "2", "3"]
+    steps = [int(r["env_steps"]) for r in rows]
+    assert steps == sorted(set(steps)) and steps[0] >= 200
+    summary = (run / "summary.txt").read_text()
+    assert summary.startswith(f"3 iterations, {steps[-1]:,} env steps")
+    assert "resumed at iteration 1" in summary and "PARTIAL" not in summary
+    kept = sorted(p.name for p in (run / "checkpoints").iterdir())
+    assert kept == ["iteration_000002", "iteration_000003"]
+    assert all(manifest_problem(run / "checkpoints" / name) is None for name in kept)
+    assert (run / "checkpoint" / "rllib_checkpoint.json").is_file()
 
 
 # Overrides on --resume -----------------------------------------------------------------------

@@ -399,11 +399,15 @@ def train_rllib(config: RLlibRunConfig, run_dir: Path | None = None, resume: boo
         try:
             return _train_rllib(config, run_dir, checkpoint, state, lines)
         except KeyboardInterrupt:
-            kept = sorted((run_dir / "checkpoints").glob("iteration_*"))
-            where = f"its checkpoint at iteration {state['iteration']}" if kept else "nothing"
-            how = f"the run keeps {where}: continue it with scopa train --resume {run_dir}"
-            if not kept:
-                how = "it stopped before its first checkpoint: start it again with --config"
+            from training.checkpoints import latest_checkpoint, manifest_problem
+
+            kept = latest_checkpoint(run_dir, None, "iteration", manifest_problem)
+            how = "it stopped before its first checkpoint: start it again with --config"
+            if kept is not None:
+                how = (
+                    f"the run keeps its checkpoint at iteration {int(kept.name[10:])}: "
+                    f"continue it with scopa train --resume {run_dir}"
+                )
             partial = [f"PARTIAL: stopped after iteration {state['done']} of "
                        f"{config.iterations}; {how}", *lines]  # fmt: skip
             write_text(run_dir / "summary.txt", "\n".join(partial) + "\n")

@@ -120,7 +120,7 @@ def _how_to_continue(run_dir: Path) -> str:
     elif list((run_dir / "warm_start").glob("task_*.npz")):
         kept = f"{len(list((run_dir / 'warm_start').glob('task_*.npz')))} warm-start tasks"
     else:
-        kept = "nothing trained yet"
+        kept = "no checkpoint yet (a resume starts it again)"
     return f"the run keeps {kept}: continue it with scopa train --resume {run_dir}"
 
 
@@ -143,13 +143,17 @@ def _train(
         checkpoint = latest_checkpoint(run_dir, skipped)
         for line in skipped:
             print(f"skipping checkpoint {line}", file=sys.stderr)
-        if checkpoint is None and not (run_dir / "warm_start").is_dir():
+        started = (run_dir / "meta.json").is_file() or (run_dir / "warm_start").is_dir()
+        if checkpoint is None and not started:
             raise CheckpointError(
                 f"{run_dir} has no complete checkpoint to resume from (checkpoints/update_*/ "
                 "with its done marker); start the run again with --config"
             )
-        if checkpoint is None:
-            print(f"{run_dir} stopped in its warm start: starting again from the saved tasks")
+        if checkpoint is None:  # the same seed from the start is the same run
+            if (run_dir / "warm_start").is_dir():
+                print(f"{run_dir} stopped in its warm start: starting again from the saved tasks")
+            else:
+                print(f"{run_dir} stopped before its first checkpoint: starting it again")
             rewind_run(run_dir, None, -1)
         if config != load_config(run_dir / "config.yaml"):  # e.g. a longer total_timesteps
             write_text(run_dir / "config.yaml", dump_config(config))
