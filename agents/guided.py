@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from agents.alphabeta import AlphaBeta, AlphaBetaAgent
+from agents.determinize import Determinizer
 from agents.seats import SeatView
 from agents.values import POINT, CardValues
 from scopa_env.engine import Deal, MaskMove
@@ -68,17 +69,25 @@ class LeafValuer:
             )
         return out
 
-    def values(self, deals: list[Deal], root: Root) -> np.ndarray:
-        """Each deal's value for seat 0 in points (the network's, for the seat to move)."""
+    def evaluate(self, deals: list[Deal], root: Root) -> tuple[np.ndarray, np.ndarray]:
+        """Each deal's value for seat 0 in points (the network's, for the seat to move), and
+        the network's 80 action logits for the seat to move, in one forward pass."""
         if not deals:
-            return np.zeros(0)
+            return np.zeros(0), np.zeros((0, 80), np.float32)
         import torch
 
+        policy = self.policy
         obs = torch.as_tensor(self.observations(deals, root))
         with torch.inference_mode():
-            value = self.policy.predict_values(obs).numpy()[:, 0].astype(np.float64)
+            latent_pi, latent_vf = policy.mlp_extractor(policy.extract_features(obs))
+            logits = policy.action_net(latent_pi).numpy()
+            value = policy.value_net(latent_vf).numpy()[:, 0].astype(np.float64)
         seats = np.fromiter((d.current_player for d in deals), np.int64, len(deals))
-        return np.where(seats == 0, value, -value)
+        return np.where(seats == 0, value, -value), logits
+
+    def values(self, deals: list[Deal], root: Root) -> np.ndarray:
+        """Each deal's value for seat 0 in points (the network's, for the seat to move)."""
+        return self.evaluate(deals, root)[0]
 
 
 def load_network(network: str) -> Any:
@@ -129,6 +138,8 @@ class GuidedAgent(AlphaBetaAgent):
         endgame_plies: int = 5,
         network: str = "pretrained",
         blend: float = 1.0,
+        replies: str = "min",
+        exact_last_round: bool = False,
         torch_threads: int = 1,
         seed: int | None = None,
         values: CardValues | None = None,
@@ -143,52 +154,91 @@ class GuidedAgent(AlphaBetaAgent):
         torch.set_num_threads(torch_threads)
         self.network = network
         self.blend = float(blend)
+        if replies not in ("min", "policy"):
+            raise ValueError(f"replies is 'min' or 'policy', got {replies!r}")
+        self.policy_replies = replies == "policy"
+        self.exact_last_round = exact_last_round
         self.leaf = LeafValuer(load_network(network))
 
     def move_values(self, view: SeatView, moves: list[MaskMove]) -> list[int]:
         info = view.info
         if info.cards_to_play - 1 <= self.endgame_plies:
             return super().move_values(view, moves)
-        from agents.determinize import Determinizer
-
         determinizer = Determinizer(view, self.rules)
         deals = [determinizer.sample(self.rng) for _ in range(self.samples)]
-        root = Root.of(info, deals[0].dealer)
-        exact = AlphaBeta(self.rules, self.valuer)
-        leaves: list[Deal] = []
+        search = _Tree(self.policy_replies, self.exact_last_round)
         trees = []
         for deal in deals:
             for card, capture in moves:
                 child = deal.copy()
                 child.play_unchecked(card, capture)
-                trees.append(self._expand(child, self.depth - 1, leaves))
-        values = self.leaf.values(leaves, root)
+                trees.append(search.expand(child, self.depth - 1))
+        values, logits = self.leaf.evaluate(search.positions, Root.of(info, deals[0].dealer))
+        exact = AlphaBeta(self.rules, self.valuer)
         if self.blend < 1.0:
-            material = np.fromiter((exact.material(d, 0) for d in leaves), np.float64, len(leaves))
+            material = np.fromiter(
+                (exact.material(d, 0) for d in search.positions), np.float64, len(values)
+            )
             values = self.blend * values + (1.0 - self.blend) / POINT * material
         totals = [0.0] * len(moves)
         for k, tree in enumerate(trees):
-            totals[k % len(moves)] += self._reduce(tree, values, exact)
+            totals[k % len(moves)] += search.reduce(tree, values, logits, exact)
         return [round(POINT * t) for t in totals]
 
-    def _expand(self, deal: Deal, depth: int, leaves: list[Deal]) -> Any:
-        if deal.is_over:
+
+_TO_THE_END = 40  # plies: more than any deal has left
+
+
+class _Tree:
+    """Every line of a few plies from a position, and its minimax value once the network has
+    valued the positions it ends in (``positions``).
+
+    A node is the index of a leaf in ``positions``, a ``Deal`` to solve exactly (finished or,
+    with ``exact_last_round``, in its last round: with the stock empty the sampled deal is the
+    true one to both players), or ``(player, index,
+    cards, children)``: the player to move, the index in ``positions`` of a node whose policy
+    weighs the opponent's replies (-1 for others), and each child's card.
+    """
+
+    def __init__(self, policy_replies: bool, exact_last_round: bool) -> None:
+        self.positions: list[Deal] = []
+        self.policy_replies = policy_replies
+        self.exact_last_round = exact_last_round
+
+    def expand(self, deal: Deal, depth: int) -> Any:
+        if deal.is_over or (self.exact_last_round and not deal.stock):
             return deal
         if depth == 0:
-            leaves.append(deal)
-            return len(leaves) - 1
+            self.positions.append(deal)
+            return len(self.positions) - 1
+        player = deal.current_player
+        index = -1
+        if player == 1 and self.policy_replies:
+            self.positions.append(deal)
+            index = len(self.positions) - 1
+        moves = deal.legal_mask_moves()
         children = []
-        for card, capture in deal.legal_mask_moves():
+        for card, capture in moves:
             child = deal.copy()
             child.play_unchecked(card, capture)
-            children.append(self._expand(child, depth - 1, leaves))
-        return (deal.current_player == 0, children)
+            children.append(self.expand(child, depth - 1))
+        return player, index, [card for card, _ in moves], children
 
-    def _reduce(self, tree: Any, values: np.ndarray, exact: AlphaBeta) -> float:
-        if isinstance(tree, int):
-            return float(values[tree])
-        if isinstance(tree, Deal):
-            return exact.final(tree, 0) / POINT
-        maximize, children = tree
-        scores = [self._reduce(c, values, exact) for c in children]
-        return max(scores) if maximize else min(scores)
+    def reduce(self, node: Any, values: np.ndarray, logits: np.ndarray, exact: AlphaBeta) -> float:
+        """The node's value for seat 0 in points: the best for the player to move, or, where
+        the policy weighs the replies, each card's best capture weighted by its probability."""
+        if isinstance(node, int):
+            return float(values[node])
+        if isinstance(node, Deal):  # finished, or in its last round: solved exactly
+            return exact.value(node, _TO_THE_END, 0) / POINT
+        player, index, cards, children = node
+        scores = [self.reduce(c, values, logits, exact) for c in children]
+        if player == 0:
+            return max(scores)
+        if index < 0:
+            return min(scores)
+        best: dict[int, float] = {}
+        for card, score in zip(cards, scores, strict=True):
+            best[card] = min(score, best.get(card, score))
+        weights = np.exp(logits[index, list(best)] - logits[index, list(best)].max())
+        return float(weights @ np.fromiter(best.values(), np.float64) / weights.sum())

@@ -78,7 +78,7 @@ def test_whole_deals_are_legal_and_reproducible_from_the_seed() -> None:
     def actions(seed: int) -> list[int]:
         players = {
             "player_0": GuidedAgent(samples=2, seed=seed),
-            "player_1": make_agent("greedy"),
+            "player_1": GuidedAgent(samples=2, depth=3, blend=0.5, replies="policy", seed=seed),
         }
         return play_deals(players, range(2))
 
@@ -157,6 +157,7 @@ def test_refuses_other_tables(player: GuidedAgent) -> None:
         ({"depth": 0}, PlayerError, "depth"),
         ({"samples": "many"}, PlayerError, "'many'"),
         ({"blend": 1.5}, PlayerError, "blend"),
+        ({"replies": "max"}, PlayerError, "replies"),
         ({"network": "greedy"}, PlayerError, "not a network player"),
         ({"network": "no/such/model.zip"}, CheckpointNotFoundError, "no/such/model.zip"),
         ({"bogus": 1}, PlayerError, "bogus"),
@@ -165,3 +166,20 @@ def test_refuses_other_tables(player: GuidedAgent) -> None:
 def test_bad_options_are_refused(options: dict, error: type, match: str) -> None:
     with pytest.raises(error, match=match):
         make_agent("guided", **options)
+
+
+def test_the_policy_weighs_the_opponents_cards_and_each_card_takes_its_best_capture() -> None:
+    from agents.alphabeta import AlphaBeta
+    from agents.greedy import MoveValuer
+    from agents.guided import _Tree
+
+    a, b = parse_card("7D"), parse_card("3S")
+    values = np.array([1.0, -1.0, 2.0])  # seat 0's: a's two captures, then b
+    logits = np.zeros((1, 80), np.float32)
+    logits[0, b] = np.log(3.0)  # the policy plays b three times in four
+    replies = (1, 0, [a, a, b], [0, 1, 2])
+    exact = AlphaBeta(Rules(), MoveValuer(Rules()))
+    # a's better capture for the opponent leaves -1: 1/4 * -1 + 3/4 * 2.
+    assert _Tree(True, False).reduce(replies, values, logits, exact) == pytest.approx(1.25)
+    assert _Tree(False, False).reduce((1, -1, [a, a, b], [0, 1, 2]), values, logits, exact) == -1
+    assert _Tree(False, False).reduce((0, -1, [a, a, b], [0, 1, 2]), values, logits, exact) == 2
