@@ -18,13 +18,23 @@ from typing import Any
 import numpy as np
 
 from agents.alphabeta import AlphaBeta, AlphaBetaAgent
+from agents.base import Observation
 from agents.determinize import Determinizer
 from agents.seats import SeatView
 from agents.values import POINT, CardValues
+from scopa_env.cards import NUM_CARDS
 from scopa_env.engine import Deal, MaskMove
 from scopa_env.errors import PlayerError
 from scopa_env.info_state import InfoState
-from scopa_env.observation import OBS_SIZE, deal_block, encode_view, writer
+from scopa_env.observation import (
+    OBS_SIZE,
+    OBS_SLICES,
+    deal_block,
+    encode,
+    encode_view,
+    mask_to_plane,
+    writer,
+)
 from scopa_env.rules import Rules
 
 
@@ -85,9 +95,118 @@ class LeafValuer:
         seats = np.fromiter((d.current_player for d in deals), np.int64, len(deals))
         return np.where(seats == 0, value, -value), logits
 
+    def logits(self, observations: np.ndarray) -> np.ndarray:
+        """The network's 80 action logits of each observation."""
+        import torch
+
+        policy = self.policy
+        with torch.inference_mode():
+            latent_pi = policy.mlp_extractor.forward_actor(
+                policy.extract_features(torch.as_tensor(observations))
+            )
+            return policy.action_net(latent_pi).numpy()
+
     def values(self, deals: list[Deal], root: Root) -> np.ndarray:
         """Each deal's value for seat 0 in points (the network's, for the seat to move)."""
         return self.evaluate(deals, root)[0]
+
+
+@dataclass(frozen=True)
+class OpponentPlay:
+    """One play of the opponent's this round: its observation just before it, with its hand
+    left out (the hand plane empty, those cards counted unseen), and the card it played."""
+
+    observation: np.ndarray
+    card: int
+
+
+class RoundHistory:
+    """The opponent's plays this round, read from my consecutive observations of one deal.
+
+    Between two plays of mine the opponent plays exactly one card (two seats alternate); the
+    two observations show which and what it took, so the position it faced can be rebuilt, all
+    but its hand. Its hand then was its hand now plus the cards it has played since: for each
+    sampled hand, the network's probability of the plays it made is a likelihood of that hand.
+    Anything that does not follow from the previous observation (another deal, a game played
+    out of order) clears the history.
+    """
+
+    def __init__(self) -> None:
+        self.plays: list[OpponentPlay] = []
+        self._previous: InfoState | None = None
+
+    def clear(self) -> None:
+        self.plays, self._previous = [], None
+
+    def observe(self, info: InfoState) -> None:
+        """Record a play-phase observation of mine (two-player Scopa)."""
+        previous, self._previous = self._previous, info
+        if info.opp_hand_size == 3:  # it has not played this round
+            self.plays = []
+            return
+        if not info.played[0] and info.played[1].bit_count() == 1:  # it led the deal
+            previous = InfoState(
+                0, 0, (0, 0), (0, 0), 0, None, 0, 0, 0, (0, 0), (0, 0), 0, False, None
+            )
+        new_mine = 0 if previous is None else info.played[0] & ~previous.played[0]
+        new_theirs = 0 if previous is None else info.played[1] & ~previous.played[1]
+        if (
+            previous is None
+            or previous.played[0] & ~info.played[0]
+            or previous.played[1] & ~info.played[1]
+            or (previous.played[0] and new_mine.bit_count() != 1)
+            or new_theirs.bit_count() != 1
+        ):
+            self.plays = []
+            return
+        card = new_theirs.bit_length() - 1
+        taken = info.piles[1] & ~previous.piles[1] & ~new_theirs
+        if info.piles[1] == previous.piles[1]:
+            if not info.table & new_theirs:
+                self.plays = []
+                return
+            table = info.table & ~new_theirs
+        else:
+            table = info.table | taken
+        last = 0 if info.piles[0] != previous.piles[0] else previous.last_capturer
+        observation = encode(
+            (info.hand, 0), table, (info.piles[0], previous.piles[1]),
+            (info.played[0], info.played[1] & ~new_theirs), info.stock_size,
+            (info.scope[0], previous.scope[1]), last, 1 - info.is_dealer, 1,
+            match_score=info.match_score, target=info.target,
+        )  # fmt: skip
+        if info.opp_hand_size == 2:  # the card was its first this round
+            self.plays = []
+        self.plays.append(OpponentPlay(observation, card))
+
+    def log_likelihoods(self, hands: list[int], leaf: LeafValuer) -> np.ndarray:
+        """Per sampled hand of the opponent now, the network's log-probability of the cards it
+        played this round (0 for each when there are none)."""
+        if not self.plays:
+            return np.zeros(len(hands))
+        rows, cards, held = [], [], []
+        hand_plane, unseen_plane = OBS_SLICES["hand"], OBS_SLICES["unseen"]
+        for k, play in enumerate(self.plays):
+            since = 0
+            for later in self.plays[k:]:
+                since |= 1 << later.card
+            for hand in hands:
+                then = hand | since
+                bits = mask_to_plane(then)
+                row = play.observation.copy()
+                row[hand_plane] = bits
+                row[unseen_plane] -= bits
+                rows.append(row)
+                cards.append(play.card)
+                held.append(then)
+        logits = leaf.logits(np.stack(rows))[:, :NUM_CARDS].astype(np.float64)
+        allowed = np.stack([mask_to_plane(h) for h in held]) > 0
+        logits = np.where(allowed, logits, -np.inf)
+        top = logits.max(axis=1, keepdims=True)
+        log_p = logits[np.arange(len(rows)), cards] - (
+            top[:, 0] + np.log(np.exp(logits - top).sum(axis=1))
+        )
+        return log_p.reshape(len(self.plays), len(hands)).sum(axis=0)
 
 
 def load_network(network: str) -> Any:
@@ -140,6 +259,7 @@ class GuidedAgent(AlphaBetaAgent):
         blend: float = 1.0,
         replies: str = "min",
         exact_last_round: bool = False,
+        infer: float = 0.0,
         torch_threads: int = 1,
         seed: int | None = None,
         values: CardValues | None = None,
@@ -158,6 +278,10 @@ class GuidedAgent(AlphaBetaAgent):
             raise ValueError(f"replies is 'min' or 'policy', got {replies!r}")
         self.policy_replies = replies == "policy"
         self.exact_last_round = exact_last_round
+        if infer < 0:
+            raise ValueError(f"infer weighs the opponent's plays' likelihood, >= 0: got {infer}")
+        self.infer = float(infer)
+        self.history = RoundHistory()
         self.leaf = LeafValuer(load_network(network))
 
     def move_values(self, view: SeatView, moves: list[MaskMove]) -> list[int]:
@@ -180,10 +304,44 @@ class GuidedAgent(AlphaBetaAgent):
                 (exact.material(d, 0) for d in search.positions), np.float64, len(values)
             )
             values = self.blend * values + (1.0 - self.blend) / POINT * material
+        weights = self.sample_weights(deals)
         totals = [0.0] * len(moves)
         for k, tree in enumerate(trees):
-            totals[k % len(moves)] += search.reduce(tree, values, logits, exact)
+            totals[k % len(moves)] += weights[k // len(moves)] * search.reduce(
+                tree, values, logits, exact
+            )
         return [round(POINT * t) for t in totals]
+
+    def sample_weights(self, deals: list[Deal]) -> np.ndarray:
+        """Each sampled deal's weight, ``samples`` in all: the likelihood of the opponent's
+        hand in it given the plays it made this round, raised to ``infer`` (1 each without)."""
+        if not self.infer or not self.history.plays:
+            return np.ones(len(deals))
+        log_w = self.infer * self.history.log_likelihoods([d.hands[1] for d in deals], self.leaf)
+        w = np.exp(log_w - log_w.max())
+        return w * (len(deals) / w.sum())
+
+    def reset(self, seed: int | None = None) -> None:
+        super().reset(seed)
+        self.history.clear()
+
+    def act(self, observation: Observation) -> int:
+        vector = np.asarray(observation["observation"], np.float32)
+        if self.infer and vector.shape == (OBS_SIZE,):
+            info = InfoState.from_observation(vector)
+            if info.pending is None:
+                self.history.observe(info)
+        return super().act(observation)
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """One action per row, each row a game of its own: no history of the opponent's
+        plays (the rows need not follow one another)."""
+        actions = []
+        for obs, mask in zip(observations, masks, strict=True):
+            self.history.clear()
+            actions.append(self.act({"observation": obs, "action_mask": mask}))
+        self.history.clear()
+        return np.array(actions, dtype=np.int64)
 
 
 _TO_THE_END = 40  # plies: more than any deal has left

@@ -11,7 +11,7 @@ from agents import GuidedAgent, make_agent
 from agents.guided import Root
 from agents.policy import PRETRAINED_CHECKPOINT
 from scopa_env import scopa_v0
-from scopa_env.cards import parse_card, parse_cards
+from scopa_env.cards import cards_of, parse_card, parse_cards
 from scopa_env.engine import Deal
 from scopa_env.environments import make_aec
 from scopa_env.errors import CheckpointNotFoundError, PlayerError
@@ -77,7 +77,7 @@ def play_deals(players: dict[str, object], seeds: range) -> list[int]:
 def test_whole_deals_are_legal_and_reproducible_from_the_seed() -> None:
     def actions(seed: int) -> list[int]:
         players = {
-            "player_0": GuidedAgent(samples=2, seed=seed),
+            "player_0": GuidedAgent(samples=2, infer=1.0, seed=seed),
             "player_1": GuidedAgent(samples=2, depth=3, blend=0.5, replies="policy", seed=seed),
         }
         return play_deals(players, range(2))
@@ -158,6 +158,7 @@ def test_refuses_other_tables(player: GuidedAgent) -> None:
         ({"samples": "many"}, PlayerError, "'many'"),
         ({"blend": 1.5}, PlayerError, "blend"),
         ({"replies": "max"}, PlayerError, "replies"),
+        ({"infer": -1.0}, PlayerError, "infer"),
         ({"network": "greedy"}, PlayerError, "not a network player"),
         ({"network": "no/such/model.zip"}, CheckpointNotFoundError, "no/such/model.zip"),
         ({"bogus": 1}, PlayerError, "bogus"),
@@ -183,3 +184,55 @@ def test_the_policy_weighs_the_opponents_cards_and_each_card_takes_its_best_capt
     assert _Tree(True, False).reduce(replies, values, logits, exact) == pytest.approx(1.25)
     assert _Tree(False, False).reduce((1, -1, [a, a, b], [0, 1, 2]), values, logits, exact) == -1
     assert _Tree(False, False).reduce((0, -1, [a, a, b], [0, 1, 2]), values, logits, exact) == 2
+
+
+def test_the_history_rebuilds_what_the_opponent_saw_before_each_play() -> None:
+    from agents.guided import RoundHistory
+    from scopa_env.observation import OBS_SLICES, mask_to_plane
+
+    env = scopa_v0.raw_env(episode="deal")
+    rng = np.random.default_rng(7)
+    checked = 0
+    for seed, me in ((7, 0), (8, 1)):
+        env.reset(seed=seed)
+        history = RoundHistory()
+        seen_before: dict[int, np.ndarray] = {}  # the opponent's observation before each card
+        while not env.terminations[env.agent_selection]:
+            seat = env.possible_agents.index(env.agent_selection)
+            observation = env.observe(env.agent_selection)
+            info = InfoState.from_observation(observation["observation"])
+            legal = np.flatnonzero(observation["action_mask"])
+            action = int(legal[rng.integers(len(legal))])
+            if seat == me and info.pending is None:
+                history.observe(info)
+                # Every opponent play since the last deal of cards, none before it.
+                assert len(history.plays) == 3 - info.opp_hand_size
+                for play in history.plays:
+                    true = seen_before[play.card]
+                    hand = mask_to_plane(InfoState.from_observation(true).hand)
+                    rebuilt = play.observation.copy()
+                    rebuilt[OBS_SLICES["hand"]] = hand
+                    rebuilt[OBS_SLICES["unseen"]] -= hand
+                    np.testing.assert_array_equal(rebuilt, true)
+                    checked += 1
+            elif info.pending is None:
+                seen_before[action] = observation["observation"].copy()
+            env.step(action)
+    assert checked > 20
+
+
+def test_the_history_forgets_observations_that_do_not_follow() -> None:
+    from agents.guided import RoundHistory
+
+    env = scopa_v0.raw_env(episode="deal")
+    env.reset(seed=3)
+    env.step(int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"])[0]))
+    history = RoundHistory()
+    led = InfoState.from_observation(env.observe(env.agent_selection)["observation"])
+    history.observe(led)  # the opponent led the deal: its first card is a play of this round
+    assert [p.card for p in history.plays] == list(cards_of(led.played[1]))
+    other = Deal.new(np.random.default_rng(11))
+    for _ in range(4):  # two plays each: player 0 to move, the opponent holding one card
+        other.play(other.legal_moves()[0])
+    history.observe(InfoState.from_observation(observe_deal(other)["observation"]))
+    assert history.plays == []  # another deal: nothing follows from the last observation
