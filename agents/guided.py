@@ -317,7 +317,9 @@ class GuidedAgent(AlphaBetaAgent):
         hand in it given the plays it made this round, raised to ``infer`` (1 each without)."""
         if not self.infer or not self.history.plays:
             return np.ones(len(deals))
-        log_w = self.infer * self.history.log_likelihoods([d.hands[1] for d in deals], self.leaf)
+        log_w = self.infer * self.history.log_likelihoods(
+            [d.view()[0][1] for d in deals], self.leaf
+        )
         w = np.exp(log_w - log_w.max())
         return w * (len(deals) / w.sum())
 

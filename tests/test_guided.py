@@ -11,7 +11,7 @@ from agents import GuidedAgent, make_agent
 from agents.guided import Root
 from agents.policy import PRETRAINED_CHECKPOINT
 from scopa_env import scopa_v0
-from scopa_env.cards import cards_of, parse_card, parse_cards
+from scopa_env.cards import cards_of, mask_of, parse_card, parse_cards
 from scopa_env.engine import Deal
 from scopa_env.environments import make_aec
 from scopa_env.errors import CheckpointNotFoundError, PlayerError
@@ -236,3 +236,39 @@ def test_the_history_forgets_observations_that_do_not_follow() -> None:
         other.play(other.legal_moves()[0])
     history.observe(InfoState.from_observation(observe_deal(other)["observation"]))
     assert history.plays == []  # another deal: nothing follows from the last observation
+
+
+def test_sampled_hands_are_weighed_by_the_networks_masked_probability_of_the_plays(
+    player: GuidedAgent,
+) -> None:
+    import torch
+
+    from agents.guided import OpponentPlay, RoundHistory
+    from scopa_env.observation import OBS_SLICES, mask_to_plane
+
+    env = scopa_v0.raw_env(episode="deal")
+    env.reset(seed=2)
+    history = RoundHistory()
+    for turn in range(3):  # the leader, the other seat, the leader again: the leader observes
+        observation = env.observe(env.agent_selection)
+        if turn != 1:
+            history.observe(InfoState.from_observation(observation["observation"]))
+        if turn < 2:
+            env.step(int(np.flatnonzero(observation["action_mask"])[-1]))
+    (play,) = history.plays
+    assert isinstance(play, OpponentPlay)
+    hands = [mask_of(parse_cards(h)) for h in ("AD 2D", "KS QS", "7D 5C")]
+    hands = [h for h in hands if not h & ~InfoState.from_observation(play.observation).unseen]
+    assert hands, "pick hands the opponent could hold"
+    log_p = history.log_likelihoods(hands, player.leaf)
+    for hand, got in zip(hands, log_p, strict=True):
+        held = hand | 1 << play.card
+        obs = play.observation.copy()
+        obs[OBS_SLICES["hand"]] = mask_to_plane(held)
+        obs[OBS_SLICES["unseen"]] -= mask_to_plane(held)
+        mask = np.zeros((1, 80), bool)
+        mask[0, list(cards_of(held))] = True
+        with torch.inference_mode():
+            dist = player.leaf.policy.get_distribution(torch.as_tensor(obs[None]), mask)
+            want = float(dist.log_prob(torch.tensor([play.card]))[0])
+        assert got == pytest.approx(want, abs=1e-4)
