@@ -78,7 +78,7 @@ def test_whole_deals_are_legal_and_reproducible_from_the_seed() -> None:
     def actions(seed: int) -> list[int]:
         players = {
             "player_0": GuidedAgent(samples=2, infer=1.0, seed=seed),
-            "player_1": GuidedAgent(samples=2, depth=3, blend=0.5, replies="policy", seed=seed),
+            "player_1": GuidedAgent(samples=2, depth=2, blend=1.0, replies="min", seed=seed),
         }
         return play_deals(players, range(2))
 
