@@ -94,7 +94,7 @@ class LeafValuer:
         """Each deal's value for seat 0 in points (the network's, for the seat to move), and
         the network's 80 action logits for the seat to move, in one forward pass."""
         if not deals:
-            return np.zeros(0), np.zeros((0, 80), np.float32)
+            return np.zeros(0), np.zeros((0, 2 * NUM_CARDS), np.float32)
         import torch
 
         policy = self.policy

@@ -57,6 +57,27 @@ def test_mid_deal_moves_are_legal(player: GuidedAgent) -> None:
         assert pick["action_mask"][player.act(pick)] == 1
 
 
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"depth": 2, "blend": 1.0, "replies": "min"}, {"blend": 0.0, "infer": 1.0}],
+)
+def test_mid_deal_sweeps_the_table_with_the_settebello(options: dict) -> None:
+    # First round, the opponent's AC and AS taken: 7D takes 3S+4S, the whole table: a scopa,
+    # and the settebello in my pile (two points in hand); KB and 2C can only trail, giving the
+    # opponent the table to take.
+    hands = (parse_cards("7D KB 2C"), parse_cards("2D 5S JC"))
+    table, taken = parse_cards("3S 4S"), parse_cards("AC AS")
+    dealt = {*hands[0], *hands[1], *table, *taken}
+    deal = Deal.from_position(
+        hands=hands,
+        table=table,
+        stock=[c for c in range(40) if c not in dealt],
+        captures=((), taken),
+        last_capturer=1,
+    )
+    assert GuidedAgent(samples=4, seed=0, **options).act(observe_deal(deal)) == parse_card("7D")
+
+
 def play_deals(players: dict[str, object], seeds: range) -> list[int]:
     """Every action of whole deals of ``scopa_v0``; each must be one the mask allows."""
     env = scopa_v0.raw_env(episode="deal")
