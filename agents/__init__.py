@@ -22,6 +22,7 @@ import numpy as np
 from agents.alphabeta import AlphaBetaAgent
 from agents.base import Agent, RuleAgent, reset_agent
 from agents.greedy import GreedyAgent
+from agents.guided import GuidedAgent
 from agents.heuristic import HeuristicAgent
 from agents.ismcts import ISMCTSAgent
 from agents.openspiel_bot import OpenSpielISMCTSAgent
@@ -35,6 +36,7 @@ AGENTS: dict[str, type] = {
     "heuristic": HeuristicAgent,
     "ismcts": ISMCTSAgent,
     "alphabeta": AlphaBetaAgent,
+    "guided": GuidedAgent,
     "openspiel-ismcts": OpenSpielISMCTSAgent,
 }
 
@@ -118,6 +120,7 @@ __all__ = [
     "Agent",
     "AlphaBetaAgent",
     "GreedyAgent",
+    "GuidedAgent",
     "HeuristicAgent",
     "ISMCTSAgent",
     "OpenSpielISMCTSAgent",

@@ -1,0 +1,314 @@
+"""The network-guided search player: legal play, its exact endgame on a position solved by
+hand, reproducibility, the batched leaf values against the network's one by one, bad options."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import observe_deal
+
+from agents import GuidedAgent, make_agent
+from agents.guided import Root
+from agents.policy import PRETRAINED_CHECKPOINT
+from scopa_env import scopa_v0
+from scopa_env.cards import cards_of, mask_of, parse_card, parse_cards
+from scopa_env.engine import Deal
+from scopa_env.environments import make_aec
+from scopa_env.errors import CheckpointNotFoundError, PlayerError
+from scopa_env.info_state import InfoState
+from scopa_env.observation import deal_block, encode
+from scopa_env.rules import Rules
+
+pytestmark = pytest.mark.skipif(
+    not PRETRAINED_CHECKPOINT.is_file(), reason="the shipped network is not installed"
+)
+
+
+@pytest.fixture(scope="module")
+def player() -> GuidedAgent:
+    return GuidedAgent(samples=3, seed=0)
+
+
+def played_to(seed: int, plays: int) -> Deal:
+    """A deal of ``seed`` after ``plays`` random legal plays (the played cards recorded)."""
+    deal = Deal.new(np.random.default_rng(seed))
+    rng = np.random.default_rng(seed + 1000)
+    for _ in range(plays):
+        moves = deal.legal_moves()
+        deal.play(moves[rng.integers(len(moves))])
+    return deal
+
+
+def test_mid_deal_moves_are_legal(player: GuidedAgent) -> None:
+    # First round, stock of 30: I lead holding 7D 7C KB; the table is 3S 4S AB 6C. 7D and 7C
+    # each take 3S+4S or 6C+AB (the same value, two capture sets); KB can only trail.
+    deal = Deal.from_position(
+        hands=(parse_cards("7D 7C KB"), parse_cards("2D 2C 2S")),
+        table=parse_cards("3S 4S AB 6C"),
+        stock=[c for c in range(40) if c not in parse_cards("7D 7C KB 2D 2C 2S 3S 4S AB 6C")],
+        current_player=0,
+    )
+    observation = observe_deal(deal)
+    action = player.act(observation)
+    assert observation["action_mask"][action] == 1
+    assert action in {parse_card("7D"), parse_card("7C"), parse_card("KB")}
+    if action != parse_card("KB"):  # a seven with two capture sets: the pick is asked next
+        pick = observe_deal(deal, pending=action)
+        assert pick["action_mask"][player.act(pick)] == 1
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"depth": 2, "blend": 1.0, "replies": "min"}, {"blend": 0.0, "infer": 1.0}],
+)
+def test_mid_deal_sweeps_the_table_with_the_settebello(options: dict) -> None:
+    # First round, the opponent's AC and AS taken: 7D takes 3S+4S, the whole table: a scopa,
+    # and the settebello in my pile (two points in hand); KB and 2C can only trail, giving the
+    # opponent the table to take.
+    hands = (parse_cards("7D KB 2C"), parse_cards("2D 5S JC"))
+    table, taken = parse_cards("3S 4S"), parse_cards("AC AS")
+    dealt = {*hands[0], *hands[1], *table, *taken}
+    deal = Deal.from_position(
+        hands=hands,
+        table=table,
+        stock=[c for c in range(40) if c not in dealt],
+        captures=((), taken),
+        last_capturer=1,
+    )
+    assert GuidedAgent(samples=4, seed=0, **options).act(observe_deal(deal)) == parse_card("7D")
+
+
+def play_deals(players: dict[str, object], seeds: range) -> list[int]:
+    """Every action of whole deals of ``scopa_v0``; each must be one the mask allows."""
+    env = scopa_v0.raw_env(episode="deal")
+    actions = []
+    for seed in seeds:
+        env.reset(seed=seed)
+        for agent in players.values():
+            agent.reset(seed=seed)
+        while not env.terminations[env.agent_selection]:
+            observation = env.observe(env.agent_selection)
+            action = players[env.agent_selection].act(observation)
+            assert observation["action_mask"][action] == 1, action
+            actions.append(action)
+            env.step(action)
+    return actions
+
+
+def test_whole_deals_are_legal_and_reproducible_from_the_seed() -> None:
+    def actions(seed: int) -> list[int]:
+        players = {
+            "player_0": GuidedAgent(samples=2, infer=1.0, seed=seed),
+            "player_1": GuidedAgent(samples=2, depth=2, blend=1.0, replies="min", seed=seed),
+        }
+        return play_deals(players, range(2))
+
+    assert actions(5) == actions(5)
+
+
+# My pile holds 21 cards, seven coins, the settebello and all four sevens (primiera): those
+# four points are mine whatever is left, so the last round turns on the scope alone.
+SEVENS_AND_COINS = "7D 7C 7S 7B AD 2D 3D 4D 5D 6D JC QC KC JS QS KS 2B 3B 4B QB KB"
+
+
+def test_endgame_avoids_leaving_a_sweep() -> None:
+    mine, theirs, table = parse_cards("5B 6B"), parse_cards("4C AB"), parse_cards("3C 2S 4S")
+    pile = parse_cards(SEVENS_AND_COINS)
+    rest = [c for c in range(40) if c not in {*mine, *theirs, *table, *pile}]
+    deal = Deal.from_position(
+        hands=(mine, theirs), table=table, captures=(pile, rest), current_player=0,
+        first_player=0, last_capturer=0,
+    )  # fmt: skip
+    # 5B must take 3C+2S and leaves 4S, which 4C sweeps (a scopa: plays follow): 4 to 1.
+    # 6B must take 2S+4S and leaves 3C: no reply captures it all, and after the last trail the
+    # table goes to my last capture: 4 to 0.
+    assert GuidedAgent(seed=0).act(observe_deal(deal)) == parse_card("6B")
+
+
+def test_a_sampled_deal_is_observed_as_the_environment_observes_it(player: GuidedAgent) -> None:
+    env = scopa_v0.raw_env(episode="deal")
+    env.reset(seed=4)
+    rng = np.random.default_rng(4)
+    from agents.determinize import Determinizer
+    from agents.seats import SeatView
+
+    for _ in range(9):  # into the second round: cards played by both seats
+        observation = env.observe(env.agent_selection)
+        vector = observation["observation"]
+        info = InfoState.from_observation(vector)
+        sample = Determinizer(SeatView.from_info(info, vector), Rules()).sample(rng)
+        seen = player.leaf.observations([sample], Root.of(info, sample.dealer))[0]
+        np.testing.assert_array_equal(seen, vector)
+        legal = np.flatnonzero(observation["action_mask"])
+        env.step(int(legal[rng.integers(len(legal))]))
+
+
+def test_batched_leaf_values_are_the_networks_one_by_one(player: GuidedAgent) -> None:
+    import torch
+
+    deals = [played_to(seed, plays) for seed, plays in ((0, 0), (1, 1), (2, 7), (3, 12), (4, 25))]
+    assert {d.current_player for d in deals} == {0, 1}
+    assert {d.dealer for d in deals} == {1}
+    root = Root((deal_block((0, 0), 11, 1, 0), deal_block((0, 0), 11, 1, 1)), (0, 0))
+    batched = player.leaf.values(deals, root)
+    policy = player.leaf.policy
+    for deal, value in zip(deals, batched, strict=True):
+        seat = deal.current_player
+        m = deal.masks
+        obs = encode(
+            m["hands"], m["table"], m["piles"], m["played"], len(deal.stock), deal.scope,
+            deal.last_capturer, deal.dealer, seat,
+        )  # fmt: skip
+        with torch.inference_mode():
+            alone = float(policy.predict_values(torch.as_tensor(obs[None]))[0, 0])
+        assert value == pytest.approx(alone if seat == 0 else -alone, abs=1e-5)
+
+
+def test_refuses_other_tables(player: GuidedAgent) -> None:
+    env = make_aec("scopa_4")
+    env.reset(seed=0)
+    with pytest.raises(PlayerError, match="two-player Scopa"):
+        player.act(env.observe(env.agent_selection))
+
+
+@pytest.mark.parametrize(
+    ("options", "error", "match"),
+    [
+        ({"samples": 0}, PlayerError, "samples"),
+        ({"depth": 0}, PlayerError, "depth"),
+        ({"samples": "many"}, PlayerError, "'many'"),
+        ({"blend": 1.5}, PlayerError, "blend"),
+        ({"replies": "max"}, PlayerError, "replies"),
+        ({"infer": -1.0}, PlayerError, "infer"),
+        ({"network": "greedy"}, PlayerError, "not a network player"),
+        ({"network": "no/such/model.zip"}, CheckpointNotFoundError, "no/such/model.zip"),
+        ({"bogus": 1}, PlayerError, "bogus"),
+    ],
+)
+def test_bad_options_are_refused(options: dict, error: type, match: str) -> None:
+    with pytest.raises(error, match=match):
+        make_agent("guided", **options)
+
+
+def test_the_policy_weighs_the_opponents_cards_and_each_card_takes_its_best_capture() -> None:
+    from agents.alphabeta import AlphaBeta
+    from agents.greedy import MoveValuer
+    from agents.guided import _Tree
+
+    a, b = parse_card("7D"), parse_card("3S")
+    values = np.array([1.0, -1.0, 2.0])  # seat 0's: a's two captures, then b
+    logits = np.zeros((1, 80), np.float32)
+    logits[0, b] = np.log(3.0)  # the policy plays b three times in four
+    replies = (1, 0, [a, a, b], [0, 1, 2])
+    exact = AlphaBeta(Rules(), MoveValuer(Rules()))
+    # a's better capture for the opponent leaves -1: 1/4 * -1 + 3/4 * 2.
+    assert _Tree(True, False).reduce(replies, values, logits, exact) == pytest.approx(1.25)
+    assert _Tree(False, False).reduce((1, -1, [a, a, b], [0, 1, 2]), values, logits, exact) == -1
+    assert _Tree(False, False).reduce((0, -1, [a, a, b], [0, 1, 2]), values, logits, exact) == 2
+
+
+def test_the_history_rebuilds_what_the_opponent_saw_before_each_play() -> None:
+    from agents.guided import RoundHistory
+    from scopa_env.observation import OBS_SLICES, mask_to_plane
+
+    env = scopa_v0.raw_env(episode="deal")
+    rng = np.random.default_rng(7)
+    checked = 0
+    for seed, me in ((7, 0), (8, 1)):
+        env.reset(seed=seed)
+        history = RoundHistory()
+        seen_before: dict[int, np.ndarray] = {}  # the opponent's observation before each card
+        while not env.terminations[env.agent_selection]:
+            seat = env.possible_agents.index(env.agent_selection)
+            observation = env.observe(env.agent_selection)
+            info = InfoState.from_observation(observation["observation"])
+            legal = np.flatnonzero(observation["action_mask"])
+            action = int(legal[rng.integers(len(legal))])
+            if seat == me and info.pending is None:
+                history.observe(info)
+                # Every opponent play since the last deal of cards, none before it.
+                assert len(history.plays) == 3 - info.opp_hand_size
+                for play in history.plays:
+                    true = seen_before[play.card]
+                    hand = mask_to_plane(InfoState.from_observation(true).hand)
+                    rebuilt = play.observation.copy()
+                    rebuilt[OBS_SLICES["hand"]] = hand
+                    rebuilt[OBS_SLICES["unseen"]] -= hand
+                    np.testing.assert_array_equal(rebuilt, true)
+                    checked += 1
+            elif info.pending is None:
+                seen_before[action] = observation["observation"].copy()
+            env.step(action)
+    assert checked > 20
+
+
+def test_the_history_forgets_observations_that_do_not_follow() -> None:
+    from agents.guided import RoundHistory
+
+    env = scopa_v0.raw_env(episode="deal")
+    env.reset(seed=3)
+    env.step(int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"])[0]))
+    history = RoundHistory()
+    led = InfoState.from_observation(env.observe(env.agent_selection)["observation"])
+    history.observe(led)  # the opponent led the deal: its first card is a play of this round
+    assert [p.card for p in history.plays] == list(cards_of(led.played[1]))
+    other = Deal.new(np.random.default_rng(11))
+    for _ in range(4):  # two plays each: player 0 to move, the opponent holding one card
+        other.play(other.legal_moves()[0])
+    history.observe(InfoState.from_observation(observe_deal(other)["observation"]))
+    assert history.plays == []  # another deal: nothing follows from the last observation
+
+
+def test_sampled_hands_are_weighed_by_the_networks_masked_probability_of_the_plays(
+    player: GuidedAgent,
+) -> None:
+    import torch
+
+    from agents.guided import OpponentPlay, RoundHistory
+    from scopa_env.observation import OBS_SLICES, mask_to_plane
+
+    env = scopa_v0.raw_env(episode="deal")
+    env.reset(seed=2)
+    history = RoundHistory()
+    for turn in range(3):  # the leader, the other seat, the leader again: the leader observes
+        observation = env.observe(env.agent_selection)
+        if turn != 1:
+            history.observe(InfoState.from_observation(observation["observation"]))
+        if turn < 2:
+            env.step(int(np.flatnonzero(observation["action_mask"])[-1]))
+    (play,) = history.plays
+    assert isinstance(play, OpponentPlay)
+    hands = [mask_of(parse_cards(h)) for h in ("AD 2D", "KS QS", "7D 5C")]
+    hands = [h for h in hands if not h & ~InfoState.from_observation(play.observation).unseen]
+    assert hands, "pick hands the opponent could hold"
+    log_p = history.log_likelihoods(hands, player.leaf)
+    for hand, got in zip(hands, log_p, strict=True):
+        held = hand | 1 << play.card
+        obs = play.observation.copy()
+        obs[OBS_SLICES["hand"]] = mask_to_plane(held)
+        obs[OBS_SLICES["unseen"]] -= mask_to_plane(held)
+        mask = np.zeros((1, 80), bool)
+        mask[0, list(cards_of(held))] = True
+        with torch.inference_mode():
+            dist = player.leaf.policy.get_distribution(torch.as_tensor(obs[None]), mask)
+            want = float(dist.log_prob(torch.tensor([play.card]))[0])
+        assert got == pytest.approx(want, abs=1e-4)
+
+
+def test_plays_a_whole_match_in_scopa_play_and_a_batch_of_unrelated_rows() -> None:
+    from cli.play import play_match
+
+    env = scopa_v0.raw_env(render_mode="ansi")
+
+    def human(prompt: str) -> str:
+        return str(env.deal.legal_moves()[0]).replace("(trail)", "")  # the first legal move
+
+    guided = make_agent("guided", seed=0, samples=2, infer=1.0)
+    winner = play_match(env, guided.act, human=0, seed=1, ask=human, say=lambda _: None)
+    assert env.match.is_over and winner in {"player_0", "player_1"}
+    rows = [observe_deal(played_to(seed, plays)) for seed, plays in ((5, 0), (6, 8), (7, 4))]
+    actions = guided.act_batch(
+        np.stack([r["observation"] for r in rows]), np.stack([r["action_mask"] for r in rows])
+    )
+    assert all(r["action_mask"][a] == 1 for r, a in zip(rows, actions, strict=True))
+    assert guided.history.plays == []
