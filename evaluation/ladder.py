@@ -284,14 +284,14 @@ def _result(
     labels = [label for label in config.players if label in met]
     rows = []
     if records:
-        field = _field(records, labels)
+        field = field_points(records, labels)
         for elo in elo_table(labels, records):
             label = elo["player"]
             rows.append(LadderRow(label, elo["elo"], elo["elo_ci"], *field[label], elo["deals"]))
     return LadderResult(rows, summaries, records, played, len(found) == len(tasks))
 
 
-def _field(
+def field_points(
     records: Sequence[GameRecord], labels: Sequence[str]
 ) -> dict[str, tuple[float, float, float]]:
     """Per player: points per deal against the field with its 95% interval, CPU ms a move.
