@@ -231,7 +231,11 @@ def _pairings(config: LadderConfig, rules: Rules) -> list[_Pairing]:
 
 
 def ladder_tasks(config: LadderConfig, out: Path) -> tuple[list[Task], _Journals, list[_Pairing]]:
-    """The tasks of every pairing, and the journals in ``out/pairings`` that hold the done ones."""
+    """The tasks of every pairing, and the journals in ``out/pairings`` that hold the done ones.
+
+    The tasks go round the pairings a chunk of decks at a time, so a ladder stopped part-way
+    has played every pairing on about as many decks (``deals=N`` then reports the first N).
+    """
     rules = config.resolved_rules()
     pairings = _pairings(config, rules)
     tasks, journals = [], {}
@@ -240,6 +244,8 @@ def ladder_tasks(config: LadderConfig, out: Path) -> tuple[list[Task], _Journals
         for task in make_tasks([p.a, p.b], config.deals, 0, config.seed, rules, config.chunk,
                                config.table):  # fmt: skip
             tasks.append(replace(task, pairing=p.id))
+    order = {p.id: i for i, p in enumerate(pairings)}
+    tasks.sort(key=lambda t: (t.pairs[0], order[t.pairing]))  # a round of decks at a time
     return tasks, _Journals(journals), pairings
 
 
@@ -376,6 +382,7 @@ def plot(result: LadderResult, path: Path) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter
 
     fig, ax = plt.subplots(figsize=(7.0, 4.6))
     xs = [row.ms_per_move for row in result.rows]
@@ -386,6 +393,8 @@ def plot(result: LadderResult, path: Path) -> None:
         ax.annotate(row.player, (row.ms_per_move, row.elo), textcoords="offset points",
                     xytext=(6, 4), fontsize=8)  # fmt: skip
     ax.set_xscale("log")
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}"))
+    ax.margins(x=0.12, y=0.08)
     ax.set_xlabel("CPU ms a move (log scale)")
     ax.set_ylabel("Elo (Bradley-Terry, 95% CI)")
     ax.set_title("strength ladder: duplicate deals, every pairing")

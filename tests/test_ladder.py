@@ -12,10 +12,13 @@ import pytest
 import cli.main as cli
 from evaluation.ladder import (
     PAIRINGS,
+    LadderConfig,
+    LadderResult,
     LadderError,
     field_points,
     ladder_config,
     ladder_result,
+    ladder_tasks,
     load_ladder_config,
     matrix,
     run_ladder,
@@ -26,17 +29,17 @@ from scopa_env.errors import ScopaError, UnknownPlayerError
 THREE = ["random", "greedy", "heuristic"]
 
 
-def _ladder(players: list[str], deals: int = 2, **more: object) -> object:
-    return ladder_config({"players": players, "deals": deals, "chunk": 1, **more})
+def _ladder(players: list[str], deals: int = 2, **more: object) -> LadderConfig:
+    return ladder_config({"players": players, "deals": deals, "chunk": 1} | more)
 
 
 @pytest.fixture(scope="module")
-def three(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, object]:
+def three(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, LadderResult]:
     out = tmp_path_factory.mktemp("ladder")
     return out, run_ladder(_ladder(THREE), out)
 
 
-def test_a_ladder_plays_every_pairing_and_writes_its_files(three: tuple[Path, object]) -> None:
+def test_a_ladder_plays_every_pairing_and_writes_its_files(three: tuple[Path, LadderResult]) -> None:
     out, result = three
     assert result.played == 3 * 2 * 2  # three pairings, two decks, each played twice
     assert result.complete and len(result.records) == 12
@@ -56,7 +59,7 @@ def test_a_ladder_plays_every_pairing_and_writes_its_files(three: tuple[Path, ob
 
 
 def test_an_extended_ladder_plays_only_the_new_pairings(
-    three: tuple[Path, object], tmp_path: Path
+    three: tuple[Path, LadderResult], tmp_path: Path
 ) -> None:
     out, first = three
     for item in (out / PAIRINGS).iterdir():  # a copy: the fixture's folder stays as it was
@@ -74,6 +77,13 @@ def test_an_extended_ladder_plays_only_the_new_pairings(
     # The same players in another order: nothing to play. Two more decks: only those.
     assert run_ladder(_ladder(fourth[::-1]), tmp_path).played == 0
     assert run_ladder(_ladder(fourth, deals=4), tmp_path).played == 6 * 2 * 2
+
+
+def test_the_tasks_go_round_every_pairing_a_chunk_of_decks_at_a_time(tmp_path: Path) -> None:
+    tasks, _, pairings = ladder_tasks(_ladder(THREE, deals=5, chunk=2), tmp_path)
+    assert [t.pairs for t in tasks] == [(0, 2)] * 3 + [(2, 4)] * 3 + [(4, 5)] * 3
+    assert [t.pairing for t in tasks[:3]] == [p.id for p in pairings]
+    assert len({p.id for p in pairings}) == 3
 
 
 def test_the_clearly_stronger_player_ranks_first(tmp_path: Path) -> None:
