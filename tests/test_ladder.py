@@ -13,8 +13,8 @@ import cli.main as cli
 from evaluation.ladder import (
     PAIRINGS,
     LadderConfig,
-    LadderResult,
     LadderError,
+    LadderResult,
     field_points,
     ladder_config,
     ladder_result,
@@ -39,7 +39,9 @@ def three(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, LadderResult]
     return out, run_ladder(_ladder(THREE), out)
 
 
-def test_a_ladder_plays_every_pairing_and_writes_its_files(three: tuple[Path, LadderResult]) -> None:
+def test_a_ladder_plays_every_pairing_and_writes_its_files(
+    three: tuple[Path, LadderResult],
+) -> None:
     out, result = three
     assert result.played == 3 * 2 * 2  # three pairings, two decks, each played twice
     assert result.complete and len(result.records) == 12
