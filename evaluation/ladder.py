@@ -371,7 +371,7 @@ def markdown(result: LadderResult, header: dict[str, Any]) -> str:
         "|---|" + "---:|" * len(names),
     ]
     for a in names:
-        cells = ["" if a == b else _fmt(table[a][b], digits=2) for b in names]
+        cells = ["" if a == b else _fmt(round(table[a][b], 2) + 0.0, digits=2) for b in names]
         lines.append(f"| **{a}** | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
@@ -384,14 +384,15 @@ def plot(result: LadderResult, path: Path) -> None:
     import matplotlib.pyplot as plt
     from matplotlib.ticker import FuncFormatter
 
-    fig, ax = plt.subplots(figsize=(7.0, 4.6))
+    fig, ax = plt.subplots(figsize=(8.0, 5.0))
     xs = [row.ms_per_move for row in result.rows]
     ys = [row.elo for row in result.rows]
     errs = [0.0 if math.isnan(row.elo_ci) else row.elo_ci for row in result.rows]
     ax.errorbar(xs, ys, yerr=errs, fmt="o", color="tab:blue", ecolor="tab:gray", capsize=4)
-    for row in result.rows:
+    by_time = sorted(result.rows, key=lambda row: row.ms_per_move)
+    for i, row in enumerate(by_time):  # neighbours' labels alternate above and below
         ax.annotate(row.player, (row.ms_per_move, row.elo), textcoords="offset points",
-                    xytext=(6, 4), fontsize=8)  # fmt: skip
+                    xytext=(5, 7 if i % 2 == 0 else -13), fontsize=8)  # fmt: skip
     ax.set_xscale("log")
     ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}"))
     ax.margins(x=0.12, y=0.08)
