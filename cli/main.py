@@ -46,6 +46,7 @@ COMMANDS: dict[str, Command] = {
     "demo": Command("cli.demo", "play one match between two baseline players"),
     "play": Command("cli.play", "play a match against an agent in the terminal"),
     "eval": Command("cli.eval", "evaluate agents against each other"),
+    "ladder": Command("cli.ladder", "rank players by Elo in a round-robin from a config"),
     "train": Command("cli.train", "train an agent from a config"),
     "bench": Command("cli.bench", "benchmark the engine against OpenSpiel"),
 }

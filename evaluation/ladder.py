@@ -1,0 +1,433 @@
+"""The strength ladder: every listed player against every other on duplicate deals, one Elo fit.
+
+A ladder is a config (``configs/ladder.yaml``: the players, duplicate deal pairs per pairing,
+seed, rules, table) played by ``run_ladder`` (``scopa ladder``). Each pairing is played like
+``scopa eval A B`` (``evaluation.harness``: the same decks for every pairing, seats swapped
+within a pair) and kept in its own journal, ``pairings/*.jsonl`` in the output folder, that is
+never deleted: run the ladder again with a player added and only that player's pairings are
+played; with more deals, only the missing decks; stopped, only what had not finished. A
+pairing's file is named by its two players, its seed, rules, table and chunk, and the
+fingerprint of any checkpoint a player loads (``pretrained`` after a new agent ships is a new
+player), so a changed pairing is played afresh rather than mixed with old games. A rule
+player's code is not fingerprinted: after changing one, delete its pairings' files.
+
+The report (``ladder.md``, ``ladder.csv``, ``matrix.csv``, ``pairings.csv``, ``games.csv``,
+``ladder.png``) ranks the players by Elo (``evaluation.stats.elo_table``, a Bradley-Terry fit to
+every deal of every pairing, with 95% intervals), with each player's points per deal against
+the field (the mean over opponents of its points minus theirs, per deck, then over decks with a
+95% interval) and CPU milliseconds a move over all its games; the matrix holds each pairing's
+points per deal; the plot shows Elo against CPU time a move on a log axis.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+import zlib
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, replace
+from itertools import combinations
+from pathlib import Path
+from typing import Any, cast
+
+import numpy as np
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from evaluation.harness import EvaluationError, Journal, Task, make_tasks, run_tasks
+from evaluation.players import PlayerSpec, check_seat, player_for
+from evaluation.records import GameRecord, atomic_path, write_csv, write_text
+from evaluation.report import _fmt
+from evaluation.stats import PairingSummary, elo_table, mean_ci, summarise
+from scopa_env.rules import Rules, describe_rules, resolve_rules
+from scopa_env.tables import TABLES, resolve_table
+
+#: The folder of the pairings' journals inside a ladder's output folder.
+PAIRINGS = "pairings"
+
+
+class LadderError(EvaluationError):
+    """A ladder that cannot run as asked: a bad config, player or output folder."""
+
+
+class LadderConfig(BaseModel):
+    """One ladder: who plays, on how many duplicate decks, under which rules and at which table."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    #: Players as ``scopa eval`` names them (``name[:key=value,...]`` or a checkpoint path).
+    players: list[str] = Field(min_length=2)
+    #: Duplicate deal pairs per pairing (each deck is played twice, the seats swapped).
+    deals: int = Field(100, ge=1)
+    #: Seed of the decks and the players' randomness.
+    seed: int = Field(0, ge=0)
+    #: Duplicate pairs per task: the unit a journal keeps and a worker plays.
+    chunk: int = Field(10, ge=1)
+    #: A rules preset name or a mapping of options (``scopa_env.rules.resolve_rules``).
+    rules: str | dict[str, Any] = "scopa"
+    #: A table of two sides (``scopa``, ``scopa_4``, ``scopone``...); not the free-for-all.
+    table: str = "scopa"
+
+    @field_validator("players")
+    @classmethod
+    def _distinct_players(cls, players: list[str]) -> list[str]:
+        seen: set[tuple[str, tuple[tuple[str, Any], ...]]] = set()
+        for text in players:
+            spec = PlayerSpec.parse(text)  # a bad option is a PlayerError (a ValueError)
+            if not spec.name:
+                raise ValueError(f"player {text!r} has no name")
+            if (spec.name, spec.options) in seen:
+                raise ValueError(f"player {text!r} is listed twice")
+            seen.add((spec.name, spec.options))
+        return players
+
+    @field_validator("rules")
+    @classmethod
+    def _valid_rules(cls, rules: str | dict[str, Any]) -> str | dict[str, Any]:
+        resolve_rules(rules)
+        return rules
+
+    @field_validator("table")
+    @classmethod
+    def _two_sides(cls, table: str) -> str:
+        if table not in TABLES:
+            raise ValueError(f"unknown table {table!r}; choose one of {sorted(TABLES)}")
+        if resolve_table(table).sides != 2:
+            raise ValueError(
+                f"{table} is a free-for-all: its players meet all at once, not in pairings "
+                "(use scopa eval A B C --table " + table + ")"
+            )
+        return table
+
+    def resolved_rules(self) -> Rules:
+        return resolve_rules(self.rules)
+
+
+def ladder_config(data: Any, source: str = "(given)") -> LadderConfig:
+    """A ``LadderConfig`` from a mapping, or ``LadderError`` naming every bad key."""
+    if not isinstance(data, dict):
+        raise LadderError(f"invalid ladder config {source}: the top level must be a mapping")
+    try:
+        return LadderConfig.model_validate(data, strict=True)
+    except ValidationError as error:
+        lines = [f"invalid ladder config {source}:"]
+        for err in error.errors():
+            key = ".".join(str(part) for part in err["loc"]) or "config"
+            message = err["msg"].removeprefix("Value error, ")
+            lines.append(
+                f"  {key}: {'unknown key' if err['type'] == 'extra_forbidden' else message}"
+            )
+        raise LadderError("\n".join(lines)) from None
+
+
+def load_ladder_config(path: Path, overrides: dict[str, Any] | None = None) -> LadderConfig:
+    """Read a ladder's YAML file; ``overrides`` replace its top-level keys (``deals``...)."""
+    try:
+        data = yaml.safe_load(Path(path).read_text())
+    except FileNotFoundError:
+        raise LadderError(f"ladder config {path} does not exist") from None
+    except yaml.YAMLError as error:
+        raise LadderError(f"ladder config {path} is not valid YAML: {error}") from None
+    if data is not None and not isinstance(data, dict):
+        raise LadderError(f"invalid ladder config {path}: the top level must be a mapping")
+    source = str(path) + (" with overrides" if overrides else "")
+    return ladder_config({**(data or {}), **(overrides or {})}, source)
+
+
+@dataclass
+class LadderRow:
+    """One player's line of the ladder."""
+
+    player: str
+    elo: float
+    elo_ci: float
+    points_vs_field: float
+    points_vs_field_ci: float
+    ms_per_move: float
+    deals: int
+
+
+@dataclass
+class LadderResult:
+    rows: list[LadderRow]  # by Elo, strongest first
+    summaries: list[PairingSummary]  # one per pairing played, in config order
+    records: list[GameRecord]
+    played: int  # games played by this call (the rest came from the journals)
+    complete: bool  # every pairing has all its deals
+
+
+def _fingerprint(player: Any) -> str | None:
+    """A short hash of the checkpoint file a player loads (``path``), if it loads one."""
+    path = getattr(player, "path", None)
+    if path is None or not Path(path).is_file():
+        return None
+    digest = hashlib.sha256()
+    with Path(path).open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()[:16]
+
+
+def _slug(label: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", label).strip("_")[:40] or "player"
+
+
+@dataclass(frozen=True)
+class _Pairing:
+    a: PlayerSpec
+    b: PlayerSpec
+    identity: dict[str, Any]
+
+    @property
+    def id(self) -> int:
+        """A stable number for the pairing: its tasks' key and its players' seed stream."""
+        return zlib.crc32(json.dumps(self.identity, sort_keys=True).encode())
+
+    @property
+    def file(self) -> str:
+        return f"{_slug(self.a.label)}__{_slug(self.b.label)}-{self.id:08x}.jsonl"
+
+
+class _Journals:
+    """The pairings' journals as the one journal ``run_tasks`` reads and writes.
+
+    A task's key starts with its pairing's id, so one ``done`` table serves every pairing and
+    each finished task goes to its own pairing's file.
+    """
+
+    def __init__(self, journals: dict[int, Journal]) -> None:
+        self.journals = journals
+        self.done = {key: rec for j in journals.values() for key, rec in j.done.items()}
+
+    def write(self, task: Task, records: list[GameRecord]) -> None:
+        self.journals[task.pairing].write(task, records)
+        self.done[Journal.key(task)] = records
+
+
+def _pairings(config: LadderConfig, rules: Rules) -> list[_Pairing]:
+    """Every pairing of the config's players, each pair's labels in sorted order (the order in
+    the config changes no file); checks every player can be built and seated."""
+    specs = [PlayerSpec.parse(p) for p in config.players]
+    prints = {}
+    for spec in specs:
+        player = player_for(spec, rules)
+        check_seat(spec, player, config.table, rules)
+        prints[spec.label] = _fingerprint(player)
+    pairings = []
+    for x, y in combinations(specs, 2):
+        a, b = sorted((x, y), key=lambda s: s.label)
+        identity = {
+            "players": [a.label, b.label],
+            "checkpoints": [prints[a.label], prints[b.label]],
+            "seed": config.seed,
+            "rules": rules.to_dict(),
+            "chunk": config.chunk,
+            "table": config.table,
+        }
+        pairings.append(_Pairing(a, b, identity))
+    return pairings
+
+
+def ladder_tasks(config: LadderConfig, out: Path) -> tuple[list[Task], _Journals, list[_Pairing]]:
+    """The tasks of every pairing, and the journals in ``out/pairings`` that hold the done ones.
+
+    The tasks go round the pairings a chunk of decks at a time, so a ladder stopped part-way
+    has played every pairing on about as many decks (``deals=N`` then reports the first N).
+    """
+    rules = config.resolved_rules()
+    pairings = _pairings(config, rules)
+    tasks, journals = [], {}
+    for p in pairings:
+        journals[p.id] = Journal(Path(out) / PAIRINGS / p.file, p.identity)
+        for task in make_tasks([p.a, p.b], config.deals, 0, config.seed, rules, config.chunk,
+                               config.table):  # fmt: skip
+            tasks.append(replace(task, pairing=p.id))
+    order = {p.id: i for i, p in enumerate(pairings)}
+    tasks.sort(key=lambda t: (t.pairs[0], order[t.pairing]))  # a round of decks at a time
+    return tasks, _Journals(journals), pairings
+
+
+def run_ladder(
+    config: LadderConfig, out: Path, workers: int = 1, progress: bool = False
+) -> LadderResult:
+    """Play the pairings of ``config`` not yet in ``out``'s journals, then rank every player.
+
+    Interrupted, it raises ``KeyboardInterrupt`` with the journals keeping every finished task;
+    ``ladder_result`` then reports what they hold.
+    """
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise LadderError(f"workers must be an integer of at least 1, got {workers!r}")
+    tasks, journals, pairings = ladder_tasks(config, out)
+    todo = [t for t in tasks if Journal.key(t) not in journals.done]
+    played = sum(t.records_per_pair * (t.pairs[1] - t.pairs[0]) for t in todo)
+    run_tasks(tasks, workers, progress, cast(Journal, journals))
+    return _result(config, tasks, journals, pairings, played)
+
+
+def ladder_result(config: LadderConfig, out: Path) -> LadderResult:
+    """The ladder as far as ``out``'s journals hold it, playing nothing (a partial report)."""
+    tasks, journals, pairings = ladder_tasks(config, out)
+    return _result(config, tasks, journals, pairings, 0)
+
+
+def _result(
+    config: LadderConfig,
+    tasks: Sequence[Task],
+    journals: _Journals,
+    pairings: Sequence[_Pairing],
+    played: int,
+) -> LadderResult:
+    found = [journals.done[Journal.key(t)] for t in tasks if Journal.key(t) in journals.done]
+    records = [r for chunk in found for r in chunk]
+    records.sort(key=lambda r: (r.pairing, r.kind, r.pair, r.replica))
+    summaries = []
+    for p in pairings:
+        games = [r for r in records if r.pairing == p.id]
+        summaries.append(summarise(games, p.a.label, p.b.label))
+    met = {r.player_a for r in records} | {r.player_b for r in records}
+    labels = [label for label in config.players if label in met]
+    rows = []
+    if records:
+        field = field_points(records, labels)
+        for elo in elo_table(labels, records):
+            label = elo["player"]
+            rows.append(LadderRow(label, elo["elo"], elo["elo_ci"], *field[label], elo["deals"]))
+    return LadderResult(rows, summaries, records, played, len(found) == len(tasks))
+
+
+def field_points(
+    records: Sequence[GameRecord], labels: Sequence[str]
+) -> dict[str, tuple[float, float, float]]:
+    """Per player: points per deal against the field with its 95% interval, CPU ms a move.
+
+    A deck's value for a player is the mean, over the opponents it met on that deck, of its
+    points minus theirs (each pairing's two games of the deck averaged), so every opponent
+    weighs the same; the interval is over decks, which are common to every pairing.
+    """
+    diffs: dict[tuple[str, str, int], list[float]] = {}
+    seconds = dict.fromkeys(labels, 0.0)
+    plays = dict.fromkeys(labels, 0)
+    for r in records:
+        sides = ((r.player_a, r.player_b, 1, "a"), (r.player_b, r.player_a, -1, "b"))
+        for me, them, sign, side in sides:
+            diffs.setdefault((me, them, r.pair), []).append(sign * (r.points_a - r.points_b))
+            seconds[me] += getattr(r, f"cpu_seconds_{side}")
+            plays[me] += getattr(r, f"plays_{side}")
+    per_deck: dict[str, dict[int, list[float]]] = {label: {} for label in labels}
+    for (me, _, pair), values in diffs.items():
+        per_deck[me].setdefault(pair, []).append(float(np.mean(values)))
+    field = {}
+    for label in labels:
+        decks = [float(np.mean(v)) for _, v in sorted(per_deck[label].items())]
+        mean, ci = mean_ci(decks)
+        ms = 1000.0 * seconds[label] / plays[label] if plays[label] else math.nan
+        field[label] = (mean, ci, ms)
+    return field
+
+
+def matrix(result: LadderResult) -> dict[str, dict[str, float]]:
+    """``matrix[a][b]``: a's points per deal against b (minus b's against a); NaN unplayed."""
+    labels = [row.player for row in result.rows] or sorted(
+        {s.player_a for s in result.summaries} | {s.player_b for s in result.summaries}
+    )
+    table = {a: dict.fromkeys(labels, math.nan) for a in labels}
+    for s in result.summaries:
+        if s.player_a in table and s.player_b in table:
+            table[s.player_a][s.player_b] = s.points_per_deal
+            table[s.player_b][s.player_a] = -s.points_per_deal
+    return table
+
+
+def markdown(result: LadderResult, header: dict[str, Any]) -> str:
+    """The ladder's table and its matrix of points per deal, as Markdown."""
+    lines = ["# Strength ladder", ""]
+    lines += [f"- {key}: `{value}`" for key, value in header.items()]
+    lines += [
+        "",
+        "Elo: Bradley-Terry fit to every deal of every pairing (a draw is half a win), mean "
+        "1500, ± 95% CI. Points per deal vs field: the player's points minus its opponent's, "
+        "averaged over its opponents on each deck, then over decks ± 95% CI. CPU ms a move: "
+        "over all its games.",
+        "",
+        "| player | Elo | points/deal vs field | CPU ms/move | deals |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for row in result.rows:
+        lines.append(
+            f"| {row.player} | {_fmt(row.elo, row.elo_ci, 0, sign=False)} "
+            f"| {_fmt(row.points_vs_field, row.points_vs_field_ci, 2)} "
+            f"| {_fmt(row.ms_per_move, digits=2, sign=False)} | {row.deals} |"
+        )
+    table = matrix(result)
+    names = list(table)
+    lines += [
+        "",
+        "Points per deal of the row's player against the column's (duplicate deals; each "
+        "pairing's 95% CI is in pairings.csv).",
+        "",
+        "| | " + " | ".join(names) + " |",
+        "|---|" + "---:|" * len(names),
+    ]
+    for a in names:
+        cells = ["" if a == b else _fmt(round(table[a][b], 2) + 0.0, digits=2) for b in names]
+        lines.append(f"| **{a}** | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def plot(result: LadderResult, path: Path) -> None:
+    """Elo (95% CI) against CPU ms a move on a log axis, one labelled point per player."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter
+
+    fig, ax = plt.subplots(figsize=(8.0, 5.0))
+    xs = [row.ms_per_move for row in result.rows]
+    ys = [row.elo for row in result.rows]
+    errs = [0.0 if math.isnan(row.elo_ci) else row.elo_ci for row in result.rows]
+    ax.errorbar(xs, ys, yerr=errs, fmt="o", color="tab:blue", ecolor="tab:gray", capsize=4)
+    by_time = sorted(result.rows, key=lambda row: row.ms_per_move)
+    for i, row in enumerate(by_time):  # neighbours' labels alternate above and below
+        ax.annotate(row.player, (row.ms_per_move, row.elo), textcoords="offset points",
+                    xytext=(5, 7 if i % 2 == 0 else -13), fontsize=8)  # fmt: skip
+    ax.set_xscale("log")
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}"))
+    ax.margins(x=0.12, y=0.08)
+    ax.set_xlabel("CPU ms a move (log scale)")
+    ax.set_ylabel("Elo (Bradley-Terry, 95% CI)")
+    ax.set_title("strength ladder: duplicate deals, every pairing")
+    ax.grid(True, which="both", alpha=0.3)
+    fig.tight_layout()
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=100)
+    plt.close(fig)
+
+
+def describe(config: LadderConfig) -> dict[str, Any]:
+    """The lines of a report's header that say what was played."""
+    return {
+        "players": ", ".join(config.players),
+        "table": config.table,
+        "rules": describe_rules(config.resolved_rules()),
+        "seed": config.seed,
+        "duplicate deal pairs per pairing": config.deals,
+    }
+
+
+def write_ladder(out: Path, result: LadderResult, header: dict[str, Any]) -> str:
+    """Write ``ladder.md``, ``ladder.csv``, ``matrix.csv``, ``pairings.csv``, ``games.csv`` and
+    ``ladder.png`` in ``out``; return the Markdown."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    write_csv(out / "ladder.csv", [asdict(row) for row in result.rows])
+    write_csv(out / "matrix.csv", [{"player": a, **row} for a, row in matrix(result).items()])
+    write_csv(out / "pairings.csv", [asdict(s) for s in result.summaries])
+    write_csv(out / "games.csv", [asdict(r) for r in result.records])
+    text = markdown(result, header)
+    write_text(out / "ladder.md", text)
+    if result.rows:
+        plot(result, out / "ladder.png")
+    return text
