@@ -156,7 +156,7 @@ def _published(name: str) -> property:
 
     def publish(self: CaptureGameEnv, value: Any) -> None:
         self.__dict__[key] = value
-        for attributes in self.__dict__.get("_wrapper_dicts", ()):
+        for attributes in self._wrapper_dicts:
             attributes[name] = value
 
     return property(operator.attrgetter(key), publish, doc=f"PettingZoo's ``{name}``.")
@@ -221,6 +221,7 @@ class CaptureGameEnv(AECEnv, EzPickle):
             show_hands=show_hands,
         )
         super().__init__()
+        self._wrapper_dicts: tuple[dict[str, Any], ...] = ()  # see ``_publish_to``
         self.rules: Rules = resolve_rules(rules)
         takes = inspect.signature(self._table_for).parameters
         unknown = sorted(set(variant) - set(takes))
@@ -401,14 +402,32 @@ class CaptureGameEnv(AECEnv, EzPickle):
             obs = self._obs_cache[player] = self._observe(player)
         return obs
 
+    def last(
+        self, observe: bool = True
+    ) -> tuple[dict[str, np.ndarray] | None, float, bool, bool, dict[str, Any]]:
+        """PettingZoo's ``last``, reading the published attributes straight (the hot path)."""
+        d = self.__dict__
+        agent = self.agent_selection
+        assert agent is not None
+        return (
+            self.observe(agent) if observe else None,
+            d["_published__cumulative_rewards"][agent],
+            d["_published_terminations"][agent],
+            d["_published_truncations"][agent],
+            d["_published_infos"][agent],
+        )
+
     def step(self, action: int | np.integer) -> None:
+        d = self.__dict__  # the published attributes, read without their properties
         try:
-            agent = self.agent_selection
-        except AttributeError:
+            agent = d["_published_agent_selection"]
+        except KeyError:
             raise ResetNeededError(
                 f"{self.metadata['name']}: call reset() before step({action!r})"
             ) from None
-        if self.terminations[agent] or self.truncations[agent]:
+        if self._done and (
+            d["_published_terminations"][agent] or d["_published_truncations"][agent]
+        ):
             self._was_dead_step(action)
             return
         try:
@@ -420,9 +439,10 @@ class CaptureGameEnv(AECEnv, EzPickle):
         if self._rewards_pending:
             self._clear_rewards()
             self._rewards_pending = False
-        self._cumulative_rewards[agent] = 0.0
-        if self.infos[agent]:
-            self.infos[agent] = {}
+        d["_published__cumulative_rewards"][agent] = 0.0
+        infos = d["_published_infos"]
+        if infos[agent]:
+            infos[agent] = {}
 
         self._pending, self._options, self._picked, play = choose_capture(
             a, self._table_cards, self._capture_sets, self._pending, self._options, self._picked
@@ -430,7 +450,7 @@ class CaptureGameEnv(AECEnv, EzPickle):
         if play is not None:
             self._play(*play)
         self._refresh()
-        if self.render_mode == "human":
+        if self.render_mode is not None and self.render_mode == "human":
             self.render()
 
     def render(self) -> str | np.ndarray | None:
@@ -615,17 +635,19 @@ class CaptureGameEnv(AECEnv, EzPickle):
     def _refresh(self) -> None:
         """Recompute what the next step and observations need; drop cached observations."""
         deal = self._deal
-        view = deal.view()
-        self._view = view
+        view = self._view = deal.view()
         self._table_cards = view[1]
         self._obs_cache: list[dict[str, np.ndarray] | None] = [None] * self._players
         if self._done:
             self._current = None
             self._legal = 0
             return
-        player = deal.current_player
-        self._current = player
-        self.agent_selection = self._agents[player]
+        player = self._current = deal.current_player
+        agent = self._agents[player]
+        # ``agent_selection = agent``, without its property's Python setter.
+        self.__dict__["_published_agent_selection"] = agent
+        for attributes in self._wrapper_dicts:
+            attributes["agent_selection"] = agent
         if self._pending is None:
             self._legal = view[0][player]
         else:

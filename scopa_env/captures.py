@@ -8,7 +8,6 @@ hot path. Both engines and every player take their captures from here.
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import lru_cache
 
 from scopa_env.actions import PICK_OFFSET
 from scopa_env.cards import ACES_MASK, ALL_CARDS_MASK, CAPTURE_VALUE, NUM_CARDS, cards_of, mask_of
@@ -19,21 +18,23 @@ _VALUE = [int(v) for v in CAPTURE_VALUE]
 
 def _subsets_summing(cards: tuple[int, ...], total: int, min_size: int) -> list[int]:
     """Masks of the subsets of ``cards`` with at least ``min_size`` cards summing to ``total``."""
-    found: list[int] = []
-
-    def extend(start: int, remaining: int, mask: int, size: int) -> None:
-        if remaining == 0:
-            if size >= min_size:
-                found.append(mask)
-            return
-        for i in range(start, len(cards)):
-            value = _VALUE[cards[i]]
-            if value <= remaining:
-                extend(i + 1, remaining - value, mask | (1 << cards[i]), size + 1)
-
-    if total > 0:
-        extend(0, total, 0, 0)
-    return found
+    if total <= 0:
+        return []
+    reach, within = 1, (2 << total) - 1  # bit s: some subset of the cards so far sums to s
+    for card in cards:
+        reach = (reach | reach << _VALUE[card]) & within
+    if not reach >> total & 1:
+        return []
+    # Every subset within the total, grown a card at a time (sums and masks side by side).
+    sums, masks = [0], [0]
+    for card in cards:
+        value, bit = _VALUE[card], 1 << card
+        limit = total - value
+        for i in range(len(sums)):
+            if sums[i] <= limit:
+                sums.append(sums[i] + value)
+                masks.append(masks[i] | bit)
+    return [m for s, m in zip(sums, masks, strict=True) if s == total and m.bit_count() >= min_size]
 
 
 def capture_sets(table: int, card: int, rules: Rules) -> tuple[int, ...]:
@@ -92,11 +93,33 @@ def _relevant_cards(rules: Rules) -> list[int]:
     return relevant
 
 
+def _memo_keys(rules: Rules) -> tuple[list[int], list[int]]:
+    """Per played value, ``(same, rest)``: the captures of ``table`` depend only on
+    ``table & same[value]`` when that is not empty (a card of equal value must be taken, and
+    each such card alone is a capture), else only on ``table & rest[value]``.
+
+    ``same`` is empty where that rule does not hold (capture sums, the ace taking all)."""
+    relevant = _relevant_cards(rules)
+    same, rest = [0] * 11, list(relevant)
+    if rules.capture_sum is None:
+        for value in range(1, 11):
+            if not (rules.ace_takes_all and value == 1):
+                same[value] = mask_of(c for c in range(NUM_CARDS) if _VALUE[c] == value)
+                rest[value] = relevant[value] & ~same[value]
+    return same, rest
+
+
 _TABLES: dict[tuple[bool, bool, int | None], Callable[[int, int], tuple[int, ...]]] = {}
+#: The most capture lists each rules' memo holds before it starts afresh.
+_MEMO_HELD = 1 << 18
 
 
 def capture_table(rules: Rules) -> Callable[[int, int], tuple[int, ...]]:
-    """A memoised ``(table, card value) -> capture sets`` for the capture options of ``rules``."""
+    """A memoised ``(table, card value) -> capture sets`` for the capture options of ``rules``.
+
+    The memo is keyed on the only table cards that can change the answer (``_memo_keys``),
+    so positions that differ in other cards share one entry.
+    """
     key = (rules.fewest_cards_capture, rules.ace_takes_all, rules.capture_sum)
     table_fn = _TABLES.get(key)
     if table_fn is None:
@@ -105,18 +128,19 @@ def capture_table(rules: Rules) -> Callable[[int, int], tuple[int, ...]]:
             ace_takes_all=rules.ace_takes_all,
             capture_sum=rules.capture_sum,
         )
-
-        relevant = _relevant_cards(capture_rules)
-
-        @lru_cache(maxsize=1 << 18)
-        def cached(table: int, value: int) -> tuple[int, ...]:
-            return _capture_sets_by_value(table, value, capture_rules)
+        same, rest = _memo_keys(capture_rules)
+        memo: dict[int, tuple[int, ...]] = {}
 
         def table_fn(table: int, value: int) -> tuple[int, ...]:
-            return cached(table & relevant[value], value)
+            key = (table & same[value] or table & rest[value]) << 4 | value
+            sets = memo.get(key)
+            if sets is None:
+                if len(memo) >= _MEMO_HELD:
+                    memo.clear()
+                sets = memo[key] = _capture_sets_by_value(key >> 4, value, capture_rules)
+            return sets
 
-        table_fn.cached = cached  # type: ignore[attr-defined]
-        table_fn.relevant = relevant  # type: ignore[attr-defined]
+        table_fn.relevant = _relevant_cards(capture_rules)  # type: ignore[attr-defined]
         _TABLES[key] = table_fn
     return table_fn
 

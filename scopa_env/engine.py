@@ -101,11 +101,11 @@ def _move_table(rules: Rules) -> Callable[[int, int], tuple[Move, ...]]:
     capture_sets = capture_table(rules)
     moves_for = _MOVE_TABLES.get(id(capture_sets))
     if moves_for is None:
-        cached, relevant = capture_sets.cached, capture_sets.relevant  # type: ignore[attr-defined]
+        relevant = capture_sets.relevant  # type: ignore[attr-defined]
 
         @lru_cache(maxsize=1 << 18)
         def cached_moves(table: int, card: int) -> tuple[Move, ...]:
-            options = cached(table, _VALUE[card])
+            options = capture_sets(table, _VALUE[card])
             return tuple(_move(card, s) for s in options) if options else (_move(card, 0),)
 
         def moves_for(table: int, card: int) -> tuple[Move, ...]:

@@ -141,17 +141,20 @@ def scalar_format(count: int) -> struct.Struct:
 
 
 def write_observation(
-    bits: int,
+    planes: Sequence[int],
     num_planes: int,
     scalars: struct.Struct,
     values: Sequence[float],
     out: np.ndarray | None = None,
 ) -> np.ndarray:
-    """An observation vector: the planes of ``stack_masks``'s ``bits``, then ``values``.
+    """An observation vector: the 40-wide planes of the card masks ``planes``, then ``values``.
 
     The vector is new unless ``out`` is given; the scalars go in as float32, rounded as numpy
     rounds a Python float.
     """
+    if len(planes) != num_planes:
+        raise ValueError(f"{num_planes} planes expected, got {len(planes)}")
+    bits = stack_masks(planes)
     start = num_planes * NUM_CARDS
     raw = np.frombuffer(bits.to_bytes(num_planes * _CARD_BYTES, "little"), dtype=np.uint8)
     if out is not None:
@@ -169,21 +172,23 @@ class ObservationWriter:
     """``write_observation`` for one layout through scratch arrays made once, returning a new
     vector each call (one copy, instead of building each array and view anew).
 
+    Each plane's mask goes into the index array as a little-endian 64-bit word in one
+    ``struct`` call; the plane's first five bytes (its 40 cards) index the byte rows.
     Not for sharing between threads: each environment has its own.
     """
 
     def __init__(self, num_planes: int, scalars: struct.Struct) -> None:
-        self._bytes = num_planes * _CARD_BYTES
-        self._index = np.zeros(self._bytes, dtype=np.uint8)
-        self._index_bytes = memoryview(self._index)
+        self._index = np.zeros(num_planes * 8, dtype=np.uint8)
+        self._card_bytes = self._index.reshape(num_planes, 8)[:, :_CARD_BYTES]
+        self._pack_planes = struct.Struct(f"<{num_planes}Q").pack_into
         self._vector = np.empty(num_planes * NUM_CARDS + scalars.size // 4, dtype=np.float32)
-        self._planes = self._vector[: num_planes * NUM_CARDS].reshape(-1, 8)
+        self._planes = self._vector[: num_planes * NUM_CARDS].reshape(num_planes, _CARD_BYTES, 8)
         self._offset = 4 * num_planes * NUM_CARDS
         self._pack_into = scalars.pack_into
 
-    def __call__(self, bits: int, values: Sequence[float]) -> np.ndarray:
-        self._index_bytes[:] = bits.to_bytes(self._bytes, "little")
-        _BYTE_BITS.take(self._index, 0, self._planes, "clip")
+    def __call__(self, planes: Sequence[int], values: Sequence[float]) -> np.ndarray:
+        self._pack_planes(self._index, 0, *planes)  # type: ignore[arg-type]
+        _BYTE_BITS.take(self._card_bytes, 0, self._planes, "clip")
         self._pack_into(self._vector, self._offset, *values)  # type: ignore[arg-type]
         return self._vector.copy()
 
@@ -247,7 +252,7 @@ def encode_view(
     pending_card: int | None,
     picked: int,
     block: tuple[float, ...],
-    write: Callable[[int, Sequence[float]], np.ndarray],
+    write: Callable[[Sequence[int], Sequence[float]], np.ndarray],
 ) -> np.ndarray:
     """``encode`` from a deal's ``view`` and the player's ``deal_block``, written by ``write``
     (``writer()``'s, or ``write_observation``): what ``encode`` and the environment's hot path
@@ -258,17 +263,16 @@ def encode_view(
     mine, theirs = piles[player], piles[opp]
     unseen = ALL_CARDS_MASK & ~(hand | table | mine | theirs)
     hand, pending, phase = split_pending(hand, pending_card)
-    # stack_masks of the nine planes, written out: hand, table, captures, played, unseen...
-    bits = (
-        hand
-        | table << 40
-        | mine << 80
-        | theirs << 120
-        | played[player] << 160
-        | played[opp] << 200
-        | unseen << 240
-        | pending << 280
-        | picked << 320
+    planes = (
+        hand,
+        table,
+        mine,
+        theirs,
+        played[player],
+        played[opp],
+        unseen,
+        pending,
+        picked,
     )
     values = (
         *phase,
@@ -279,7 +283,7 @@ def encode_view(
         *block,
         *_LAST[2 if last_capturer is None else int(last_capturer != player)],
     )
-    return write(bits, values)
+    return write(planes, values)
 
 
 def encode(
@@ -308,7 +312,7 @@ def encode(
         pending_card,
         picked,
         block,
-        lambda bits, values: write_observation(bits, NUM_PLANES, _SCALARS, values, out),
+        lambda planes, values: write_observation(planes, NUM_PLANES, _SCALARS, values, out),
     )
 
 

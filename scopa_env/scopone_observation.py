@@ -133,7 +133,7 @@ def encode_view(
     pending_card: int | None,
     picked: int,
     block: tuple[float, ...],
-    write: Callable[[int, Sequence[float]], np.ndarray],
+    write: Callable[[Sequence[int], Sequence[float]], np.ndarray],
 ) -> np.ndarray:
     """``encode`` from a deal's ``view`` (its stock size unused: Scopone deals every card) and
     the seat's ``deal_block``, written by ``write`` (``writer()``'s, or
@@ -144,19 +144,18 @@ def encode_view(
     hand = hands[me]
     unseen = ALL_CARDS_MASK & ~(hand | table | ours | theirs)
     hand, pending, phase = split_pending(hand, pending_card)
-    # stack_masks of the eleven planes, written out: hand, table, captures, played...
-    bits = (
-        hand
-        | table << 40
-        | ours << 80
-        | theirs << 120
-        | played[me] << 160
-        | played[after] << 200
-        | played[partner] << 240
-        | played[before] << 280
-        | unseen << 320
-        | pending << 360
-        | picked << 400
+    planes = (
+        hand,
+        table,
+        ours,
+        theirs,
+        played[me],
+        played[after],
+        played[partner],
+        played[before],
+        unseen,
+        pending,
+        picked,
     )
     team = me & 1
     values = (
@@ -169,7 +168,7 @@ def encode_view(
         *block,
         *_LAST[2 if last_capturer is None else int(last_capturer & 1 != team)],
     )
-    return write(bits, values)
+    return write(planes, values)
 
 
 def encode(
@@ -201,7 +200,7 @@ def encode(
         pending_card,
         picked,
         block,
-        lambda bits, values: write_observation(bits, NUM_PLANES, _SCALARS, values, out),
+        lambda planes, values: write_observation(planes, NUM_PLANES, _SCALARS, values, out),
     )
 
 

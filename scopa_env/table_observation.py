@@ -47,9 +47,8 @@ registers its decoder with ``scopa_env.info_state`` under its size, and the size
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Callable, Sequence
-from functools import cached_property, reduce
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -112,26 +111,20 @@ class TableLayout:
         self._one_hot_last = tuple(tuple(float(k == i) for i in range(n + 1)) for k in range(n + 1))
         self._no_scores = (0,) * table.sides
         self._players = n
-        #: Per observer seat: the shift of each seat's pile, then played cards, in the planes.
-        self._seat_shifts = tuple(
-            tuple((2 + (s - me) % n) * NUM_CARDS for s in seats)
-            + tuple((2 + n + (s - me) % n) * NUM_CARDS for s in seats)
-            for me in seats
-        )
-        self._unseen_shift = (2 + 2 * n) * NUM_CARDS
         self._num_planes = len(self.planes)
         self._scalars = scalar_format(self.size - self._num_planes * NUM_CARDS)
         self._hand_scale = float(table.hand_size)
-        #: Per observer seat: the seats by offset (0 first), and those after me (1 on).
-        self._by_offset = tuple(operator.itemgetter(*order) for order in self._seats)
-        self._after_me = tuple(operator.itemgetter(*order[1:]) for order in self._seats)
         #: The ``hand_sizes`` feature of each number of cards a hand mask can hold.
         self._hand_values = [k / self._hand_scale for k in range(NUM_CARDS + 1)]
         self._stock_scale = float(NUM_CARDS - table.round_cards - table.table_size)
         self._scope_scale = float(table.hand_size * table.rounds)
+        self._seat_encoders = tuple(self._seat_encoder(me) for me in seats)
 
     def __repr__(self) -> str:
         return f"TableLayout({self.table.name!r}, size={self.size})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return TableLayout, (self.table,)  # the seat encoders are made anew, not pickled
 
     @property
     def num_planes(self) -> int:
@@ -207,36 +200,50 @@ class TableLayout:
         pending_card: int | None,
         picked: int,
         block: tuple[float, ...],
-        write: Callable[[int, Sequence[float]], np.ndarray],
+        write: Callable[[Sequence[int], Sequence[float]], np.ndarray],
     ) -> np.ndarray:
         """``encode`` from a deal's ``view`` and the seat's ``deal_block``, written by
         ``write`` (``writer()``'s, or ``write_observation``): what ``encode`` and the
         environment's hot path both run."""
-        hands, table, piles, played, stock_size, scope, last_capturer, _dealer = view
-        hand = hands[player]
-        unseen = ALL_CARDS_MASK & ~(hand | table | reduce(operator.or_, piles))
-        hand, pending, phase = split_pending(hand, pending_card)
-        # stack_masks of the planes: each seat's pile and played cards shifted to its offset.
-        bits = (
-            hand
-            | table << NUM_CARDS
-            | reduce(
-                operator.or_, map(operator.lshift, (*piles, *played), self._seat_shifts[player])
-            )
-            | unseen << self._unseen_shift
-            | pending << self._unseen_shift + NUM_CARDS
-            | picked << self._unseen_shift + 2 * NUM_CARDS
-        )
+        return self._seat_encoders[player](view, pending_card, picked, block, write)
+
+    def _seat_encoder(self, me: int) -> Callable[..., np.ndarray]:
+        """``encode_view`` for observer seat ``me``, written out with the seats in offset order
+        (one indexing per feature, where a loop over the seats costs several times more)."""
         n = self._players
-        values = (
+        order = self._seats[me]
+        piles = ", ".join(f"piles[{s}]" for s in order)
+        played = ", ".join(f"played[{s}]" for s in order)
+        sizes = ", ".join(f"HAND[hands[{s}].bit_count()]" for s in order[1:])
+        scope = ", ".join(f"scope[{s}] / SCOPE" for s in order)
+        source = f"""
+def encode_seat(view, pending_card, picked, block, write):
+    hands, table, piles, played, stock_size, scope, last_capturer, _dealer = view
+    hand = hands[{me}]
+    unseen = ALL & ~(hand | table | {" | ".join(f"piles[{s}]" for s in range(n))})
+    hand, pending, phase = split_pending(hand, pending_card)
+    return write(
+        (hand, table, {piles}, {played}, unseen, pending, picked),
+        (
             *phase,
-            stock_size / self._stock_scale,
-            *map(self._hand_values.__getitem__, map(int.bit_count, self._after_me[player](hands))),
-            *map(self._scope_scale.__rtruediv__, self._by_offset[player](scope)),
+            stock_size / STOCK,
+            {sizes},
+            {scope},
             *block,
-            *self._one_hot_last[n if last_capturer is None else (last_capturer - player) % n],
-        )
-        return write(bits, values)
+            *LAST[{n} if last_capturer is None else (last_capturer - {me}) % {n}],
+        ),
+    )
+"""
+        namespace = {
+            "ALL": ALL_CARDS_MASK,
+            "HAND": self._hand_values,
+            "SCOPE": self._scope_scale,
+            "STOCK": self._stock_scale,
+            "LAST": self._one_hot_last,
+            "split_pending": split_pending,
+        }
+        exec(compile(source, f"<{self.table.name} seat {me} encoder>", "exec"), namespace)
+        return namespace["encode_seat"]  # type: ignore[no-any-return]
 
     def encode(
         self,
@@ -261,8 +268,8 @@ class TableLayout:
         view = (hands, table, piles, played, stock_size, scope, last_capturer, dealer)
         block = self.deal_block(match_score, target, dealer, player)
 
-        def write(bits: int, values: Sequence[float]) -> np.ndarray:
-            return write_observation(bits, self._num_planes, self._scalars, values, out)
+        def write(planes: Sequence[int], values: Sequence[float]) -> np.ndarray:
+            return write_observation(planes, self._num_planes, self._scalars, values, out)
 
         return self.encode_view(view, player, pending_card, picked, block, write)
 
