@@ -78,11 +78,11 @@ def test_variant_configs_validate_and_take_rule_options(name: str) -> None:
         ),
         ({"warm_start": {"teacher_options": {"iterations": 3}}}, "warm_start", "no teacher"),
         ({"warm_start": {"workers": 0}}, "warm_start.workers", "greater than or equal to 1"),
-        ({"warm_start": {"temperature": 0.5}}, "warm_start", "temperature needs the ismcts"),
+        ({"warm_start": {"temperature": 0.5}}, "warm_start", "temperature needs a teacher"),
         (
             {"warm_start": {"teacher": "heuristic", "regret_weight": 3.0}},
             "warm_start",
-            "regret_weight needs the ismcts teacher",
+            "regret_weight needs a teacher that values",
         ),
         (
             {"warm_start": {"teacher": "ismcts", "temperature": 0}},

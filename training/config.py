@@ -123,11 +123,16 @@ class SelfPlayConfig(_Section):
         return probs
 
 
+#: The teachers that value every legal move (``training.warm_start.with_values``).
+SEARCH_TEACHERS = ("ismcts", "alphabeta")
+
+
 class WarmStartConfig(_Section):
     """Behaviour cloning of a rule-based teacher before PPO (see ``training.warm_start``)."""
 
-    #: ``greedy``, ``heuristic`` or ``ismcts``; ``null`` starts PPO from a random network.
-    teacher: Literal["greedy", "heuristic", "ismcts"] | None = None
+    #: ``greedy``, ``heuristic``, or a search that values every move it plays, ``ismcts`` or
+    #: ``alphabeta``; ``null`` starts PPO from a random network.
+    teacher: Literal["greedy", "heuristic", "ismcts", "alphabeta"] | None = None
     #: The teacher's own options (its constructor's keywords), e.g. ``{iterations: 150}``.
     teacher_options: dict[str, int | float | bool] = Field(default_factory=dict)
     #: Teacher decisions to clone (played against the pool's baselines).
@@ -144,11 +149,11 @@ class WarmStartConfig(_Section):
     epochs: int = Field(5, ge=1)
     batch_size: int = Field(1024, ge=1)
     learning_rate: float = Field(1e-3, gt=0, le=1)
-    #: ``null``: fit the actor to the teacher's moves. A number (points per deal), with the
-    #: ``ismcts`` teacher: fit it to a softmax of the search's values of its moves at this
+    #: ``null``: fit the actor to the teacher's moves. A number (points per deal), with a
+    #: search teacher: fit it to a softmax of the search's values of its moves at this
     #: temperature, so near-ties between moves are learnt as such.
     temperature: float | None = Field(None, gt=0)
-    #: With the ``ismcts`` teacher: add this many times the actor's expected regret (the points
+    #: With a search teacher: add this many times the actor's expected regret (the points
     #: per deal its choice gives up, by the search's values) to the loss, so each decision
     #: counts by its stakes.
     regret_weight: float = Field(0.0, ge=0)
@@ -159,9 +164,9 @@ class WarmStartConfig(_Section):
             ("temperature", self.temperature),
             ("regret_weight", self.regret_weight),
         ):
-            if value and self.teacher != "ismcts":
+            if value and self.teacher not in SEARCH_TEACHERS:
                 raise ValueError(
-                    f"{key} needs the ismcts teacher, which values its moves; "
+                    f"{key} needs a teacher that values its moves ({', '.join(SEARCH_TEACHERS)}); "
                     f"the teacher is {self.teacher!r}"
                 )
         return self

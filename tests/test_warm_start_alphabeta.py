@@ -1,0 +1,96 @@
+"""The alpha-beta player as the cloning teacher: its values of every legal action, in points per
+deal, on positions worked out by hand, and in a collection through the training environment."""
+
+from __future__ import annotations
+
+import numpy as np
+from conftest import observe_deal
+
+from agents import AlphaBetaAgent
+from scopa_env.cards import parse_card, parse_cards
+from scopa_env.engine import Deal
+from training.config import load_config
+from training.train import warm_start_task
+from training.warm_start import Decisions, MoveValueTeacher, collect, search_regret, with_values
+
+# Player 0's pile wins cards (21 of 40), coins (7 of 10), the settebello and primiera (every
+# seven) whatever happens: 4 points; the position turns on the scope.
+SEVENS_AND_COINS = "7D 7C 7S 7B AD 2D 3D 4D 5D 6D JC QC KC JS QS KS 2B 3B 4B QB KB"
+
+
+def last_round(mine: str, theirs: str, table: str, my_pile: str) -> Deal:
+    """A last-round position (stock empty), player 0 to lead; player 1 captured the rest."""
+    placed = [parse_cards(names) for names in (mine, theirs, table, my_pile)]
+    rest = [c for c in range(40) if c not in {card for cards in placed for card in cards}]
+    return Deal.from_position(
+        hands=(placed[0], placed[1]),
+        table=placed[2],
+        captures=(placed[3], rest),
+        current_player=0,
+        first_player=0,
+        last_capturer=0,
+    )
+
+
+def values_of(deal: Deal) -> tuple[int, np.ndarray]:
+    obs = observe_deal(deal)
+    teacher = MoveValueTeacher(AlphaBetaAgent(seed=0))
+    actions, values = teacher.act_batch_with_values(
+        obs["observation"][None], obs["action_mask"][None]
+    )
+    return int(actions[0]), values[0]
+
+
+def test_last_round_values_are_the_points_of_each_move() -> None:
+    deal = last_round("5B AB", "6S JB", "3C 2S", SEVENS_AND_COINS)
+    # 5B takes 3C+2S, a scopa, and nothing scores after it: 4 + 1 points to 0. Trailing AB
+    # leaves 3+2+1 for 6S to sweep: 4 points to 1 (6S's best reply).
+    action, values = values_of(deal)
+    expected = np.full(80, np.nan, np.float32)
+    expected[parse_card("5B")], expected[parse_card("AB")] = 5.0, 3.0
+    np.testing.assert_array_equal(values, expected)
+    assert action == parse_card("5B")
+    decisions = Decisions(
+        np.zeros((1, 1), np.float32), ~np.isnan(values)[None], np.array([action]),
+        np.zeros(1, np.float32), values[None],
+    )  # fmt: skip
+    regret = search_regret(decisions)[0]
+    assert regret[parse_card("5B")] == 0.0 and regret[parse_card("AB")] == 2.0
+
+
+def test_a_card_with_two_captures_is_worth_its_best_one() -> None:
+    pile = "AD 2D 3D 4D 5D 6D JD QD KD AC 2C 3C 5C 6C 7C JC QC AS AB 2B 3B"
+    deal = last_round("KC", "7B", "7D 3S 6B 4C", pile)
+    # Cards, coins and primiera are mine (3 points). KC takes 7D+3S, the settebello, and the
+    # opponent's 7B then captures nothing: 4 points to 0. KC with 6B+4C lets 7B take 7D: 3 to 1.
+    action, values = values_of(deal)
+    assert action == parse_card("KC")
+    assert values[parse_card("KC")] == 4.0
+    assert np.isnan(np.delete(values, parse_card("KC"))).all()
+
+
+def test_a_single_legal_move_is_not_valued() -> None:
+    deal = last_round("5B", "6S", "3C 2S", SEVENS_AND_COINS)  # 5B must take 3C+2S
+    action, values = values_of(deal)
+    assert action == parse_card("5B") and np.isnan(values).all()
+
+
+def test_collected_decisions_carry_the_values_the_teacher_chose_by() -> None:
+    config = load_config("configs/full.yaml")
+    env, teacher = warm_start_task(config, 0)
+    assert isinstance(teacher, AlphaBetaAgent) and isinstance(
+        with_values(teacher), MoveValueTeacher
+    )
+    data = collect(env, teacher, 300, gamma=1.0)
+    assert data.values is not None and len(data.values) == len(data.actions) > 0
+    valued = ~np.isnan(data.values)
+    choice = data.masks.sum(axis=1) > 1
+    rows = valued.any(axis=1)
+    # Every decision with a choice of card is valued, on its legal actions only.
+    assert rows[choice & (data.masks[:, :40].sum(axis=1) > 1)].all()
+    assert not (valued & ~data.masks).any()
+    assert (valued[rows] == data.masks[rows]).all()
+    # The teacher's own move has no regret; the others' are points, a deal being worth a few.
+    regret = search_regret(data)
+    assert (regret[np.arange(len(regret)), data.actions] == 0).all()
+    assert regret.max() > 0 and np.nanmax(np.abs(data.values)) < 12
