@@ -21,7 +21,7 @@ CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 # Config validation ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["quick.yaml", "full.yaml", "scratch.yaml"])
+@pytest.mark.parametrize("name", ["quick.yaml", "full.yaml", "full_alphabeta.yaml", "scratch.yaml"])
 def test_shipped_configs_validate(name: str) -> None:
     config = load_config(CONFIGS / name)
     assert config.name == name.removesuffix(".yaml")
