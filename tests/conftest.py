@@ -7,9 +7,10 @@ from typing import Any
 
 import numpy as np
 
+from scopa_env import scopa_v0
 from scopa_env.actions import PICK_OFFSET
 from scopa_env.captures import pickable_cards
-from scopa_env.cards import cards_of, mask_of, parse_card
+from scopa_env.cards import cards_of, mask_of, parse_card, parse_cards
 from scopa_env.engine import Deal
 from scopa_env.observation import encode
 
@@ -126,3 +127,39 @@ TINY = {
         "best_against": "random",
     },
 }
+
+
+# Player 0's pile wins cards (21 of 40), coins (7 of 10), the settebello and primiera (every
+# seven) whatever happens: 4 points, so a last round from it turns on the scope alone.
+SEVENS_AND_COINS = "7D 7C 7S 7B AD 2D 3D 4D 5D 6D JC QC KC JS QS KS 2B 3B 4B QB KB"
+
+
+def last_round(mine: str, theirs: str, table: str, my_pile: str) -> Deal:
+    """A last-round position (stock empty), player 0 to lead; player 1 captured the rest."""
+    placed = [parse_cards(names) for names in (mine, theirs, table, my_pile)]
+    rest = [c for c in range(40) if c not in {card for cards in placed for card in cards}]
+    return Deal.from_position(
+        hands=(placed[0], placed[1]),
+        table=placed[2],
+        captures=(placed[3], rest),
+        current_player=0,
+        first_player=0,
+        last_capturer=0,
+    )
+
+
+def play_deals(players: dict[str, Any], seeds: range, rules: Any = None) -> list[int]:
+    """Every action of whole deals of ``scopa_v0``; each must be one the mask allows."""
+    env = scopa_v0.raw_env(rules=rules, episode="deal")
+    actions = []
+    for seed in seeds:
+        env.reset(seed=seed)
+        for agent in players.values():
+            agent.reset(seed=seed)
+        while not env.terminations[env.agent_selection]:
+            observation = env.observe(env.agent_selection)
+            action = players[env.agent_selection].act(observation)
+            assert observation["action_mask"][action] == 1, action
+            actions.append(action)
+            env.step(action)
+    return actions

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import observe_deal
+from conftest import SEVENS_AND_COINS, last_round, observe_deal, play_deals
 
 from agents import AlphaBetaAgent, make_agent
 from agents.alphabeta import AlphaBeta
@@ -16,20 +16,6 @@ from scopa_env.captures import consistent_sets
 from scopa_env.cards import mask_of, parse_card, parse_cards
 from scopa_env.engine import Deal
 from scopa_env.rules import Rules
-
-
-def last_round(mine: str, theirs: str, table: str, my_pile: str) -> Deal:
-    """A last-round position (stock empty), player 0 to lead; player 1 captured the rest."""
-    placed = [parse_cards(names) for names in (mine, theirs, table, my_pile)]
-    rest = [c for c in range(40) if c not in {card for cards in placed for card in cards}]
-    return Deal.from_position(
-        hands=(placed[0], placed[1]),
-        table=placed[2],
-        captures=(placed[3], rest),
-        current_player=0,
-        first_player=0,
-        last_capturer=0,
-    )
 
 
 def whole_move(player: AlphaBetaAgent, deal: Deal) -> tuple[int, int]:
@@ -55,11 +41,6 @@ def root_values(deal: Deal) -> dict[tuple[int, int], int]:
         child.play_unchecked(card, capture)
         values[card, capture] = search.value(child, 40, 0)
     return values
-
-
-# My pile wins cards (21 of 40), coins (7 of 10) and primiera (every seven: 84, beyond any pile
-# without one) whatever happens: the first test turns on the scope alone.
-SEVENS_AND_COINS = "7D 7C 7S 7B AD 2D 3D 4D 5D 6D JC QC KC JS QS KS 2B 3B 4B QB KB"
 
 
 def test_endgame_sweeps_rather_than_feed_the_opponent_a_sweep() -> None:
@@ -124,23 +105,6 @@ def test_pruned_search_to_the_end_matches_plain_minimax(seed: int) -> None:
     assert search.value(deal, 40, 0) == 100 * plain_minimax(deal)
 
 
-def play_deals(players: dict[str, object], rules: Rules, seeds: range) -> list[int]:
-    """Every action of whole deals of ``scopa_v0``; each must be one the mask allows."""
-    env = scopa_v0.raw_env(rules=rules, episode="deal")
-    actions = []
-    for seed in seeds:
-        env.reset(seed=seed)
-        for agent in players.values():
-            agent.reset(seed=seed)
-        while not env.terminations[env.agent_selection]:
-            observation = env.observe(env.agent_selection)
-            action = players[env.agent_selection].act(observation)
-            assert observation["action_mask"][action] == 1, action
-            actions.append(action)
-            env.step(action)
-    return actions
-
-
 @pytest.mark.parametrize("preset", ["scopa", "scopa_a_quindici", "asso_pigliatutto", "napola"])
 def test_plays_only_legal_actions(preset: str) -> None:
     rules = Rules.preset(preset)
@@ -148,9 +112,9 @@ def test_plays_only_legal_actions(preset: str) -> None:
         "player_0": AlphaBetaAgent(rules, samples=3),
         "player_1": make_agent("greedy", rules=rules),
     }
-    play_deals(players, rules, range(3))
+    play_deals(players, rules=rules, seeds=range(3))
     players = {name: AlphaBetaAgent(rules, samples=2, depth=2) for name in scopa_v0.AGENTS}
-    play_deals(players, rules, range(3, 5))
+    play_deals(players, rules=rules, seeds=range(3, 5))
 
 
 def test_reproducible_from_its_seed() -> None:
@@ -158,7 +122,7 @@ def test_reproducible_from_its_seed() -> None:
 
     def actions(seed: int) -> list[int]:
         players = {name: AlphaBetaAgent(rules, samples=2, seed=seed) for name in scopa_v0.AGENTS}
-        return play_deals(players, rules, range(2))
+        return play_deals(players, rules=rules, seeds=range(2))
 
     assert actions(0) == actions(0)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import observe_deal
+from conftest import SEVENS_AND_COINS, observe_deal, play_deals
 
 from agents import GuidedAgent, make_agent
 from agents.guided import Root
@@ -78,23 +78,6 @@ def test_mid_deal_sweeps_the_table_with_the_settebello(options: dict) -> None:
     assert GuidedAgent(samples=4, seed=0, **options).act(observe_deal(deal)) == parse_card("7D")
 
 
-def play_deals(players: dict[str, object], seeds: range) -> list[int]:
-    """Every action of whole deals of ``scopa_v0``; each must be one the mask allows."""
-    env = scopa_v0.raw_env(episode="deal")
-    actions = []
-    for seed in seeds:
-        env.reset(seed=seed)
-        for agent in players.values():
-            agent.reset(seed=seed)
-        while not env.terminations[env.agent_selection]:
-            observation = env.observe(env.agent_selection)
-            action = players[env.agent_selection].act(observation)
-            assert observation["action_mask"][action] == 1, action
-            actions.append(action)
-            env.step(action)
-    return actions
-
-
 def test_whole_deals_are_legal_and_reproducible_from_the_seed() -> None:
     def actions(seed: int) -> list[int]:
         players = {
@@ -104,11 +87,6 @@ def test_whole_deals_are_legal_and_reproducible_from_the_seed() -> None:
         return play_deals(players, range(2))
 
     assert actions(5) == actions(5)
-
-
-# My pile holds 21 cards, seven coins, the settebello and all four sevens (primiera): those
-# four points are mine whatever is left, so the last round turns on the scope alone.
-SEVENS_AND_COINS = "7D 7C 7S 7B AD 2D 3D 4D 5D 6D JC QC KC JS QS KS 2B 3B 4B QB KB"
 
 
 def test_endgame_avoids_leaving_a_sweep() -> None:

@@ -4,32 +4,14 @@ deal, on positions worked out by hand, and in a collection through the training 
 from __future__ import annotations
 
 import numpy as np
-from conftest import observe_deal
+from conftest import SEVENS_AND_COINS, last_round, observe_deal
 
 from agents import AlphaBetaAgent
-from scopa_env.cards import parse_card, parse_cards
+from scopa_env.cards import parse_card
 from scopa_env.engine import Deal
 from training.config import load_config
 from training.train import warm_start_task
 from training.warm_start import Decisions, MoveValueTeacher, collect, search_regret, with_values
-
-# Player 0's pile wins cards (21 of 40), coins (7 of 10), the settebello and primiera (every
-# seven) whatever happens: 4 points; the position turns on the scope.
-SEVENS_AND_COINS = "7D 7C 7S 7B AD 2D 3D 4D 5D 6D JC QC KC JS QS KS 2B 3B 4B QB KB"
-
-
-def last_round(mine: str, theirs: str, table: str, my_pile: str) -> Deal:
-    """A last-round position (stock empty), player 0 to lead; player 1 captured the rest."""
-    placed = [parse_cards(names) for names in (mine, theirs, table, my_pile)]
-    rest = [c for c in range(40) if c not in {card for cards in placed for card in cards}]
-    return Deal.from_position(
-        hands=(placed[0], placed[1]),
-        table=placed[2],
-        captures=(placed[3], rest),
-        current_player=0,
-        first_player=0,
-        last_capturer=0,
-    )
 
 
 def values_of(deal: Deal) -> tuple[int, np.ndarray]:
