@@ -167,6 +167,11 @@ class AlphaBetaAgent(RuleAgent):
 
         return moves[max(range(len(moves)), key=key)]
 
+    def deals_searched(self, info: InfoState) -> int:
+        """The sampled deals a decision searches: one once the stock is empty, when the unseen
+        cards are the opponent's hand and one deal is all deals."""
+        return self.samples if info.stock_size else 1
+
     def move_values(self, view: SeatView, moves: list[MaskMove]) -> list[int]:
         """Each move's searched value summed over the sampled deals (hundredths of a point)."""
         info = view.info
@@ -174,8 +179,7 @@ class AlphaBetaAgent(RuleAgent):
         plies_left = info.cards_to_play - 1
         exact = plies_left <= self.endgame_plies
         depth = plies_left if exact else self.depth - 1
-        # With the stock empty the unseen cards are the opponent's hand: one deal is all deals.
-        samples = 1 if not info.stock_size else self.samples
+        samples = self.deals_searched(info)
         value = AlphaBeta(self.rules, self.valuer).value  # its memo lives for one decision
         totals = [0] * len(moves)
         for _ in range(samples):

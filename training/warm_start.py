@@ -107,7 +107,7 @@ class MoveValueTeacher:
             if self._seen is None:
                 continue
             info, moves, totals = self._seen
-            samples = self.agent.samples if info.stock_size else 1  # one deal once it is known
+            samples = self.agent.deals_searched(info)
             for move, total in zip(moves, totals, strict=True):
                 for a in _actions_toward(info, move):
                     values[i, a] = np.fmax(values[i, a], total / (POINT * samples))
