@@ -115,14 +115,17 @@ def test_an_rllib_run_stopped_and_resumed_from_an_older_checkpoint_ends_as_the_u
     assert code == 0, err[-3000:]
     assert "skipping checkpoint iteration_000004: algo/" in err
     assert f"resuming {run} at iteration 2 " in out
-    assert [r["iteration"] for r in read_csv(run / "metrics.csv")] == ["1", "2", "3", "4", "5"]
-    steps = read_csv(run / "metrics.csv")[-1]["env_steps"]
+    rows = read_csv(run / "metrics.csv")
+    assert [r["iteration"] for r in rows] == ["1", "2", "3", "4", "5"]
+    steps = [int(r["env_steps"]) for r in rows]
+    assert steps == sorted(set(steps)) and steps[0] >= 200
     summary = (run / "summary.txt").read_text()
-    assert summary.startswith(f"5 iterations, {int(steps):,} env steps")
+    assert summary.startswith(f"5 iterations, {steps[-1]:,} env steps")
     assert "resumed at iteration 2" in summary and "PARTIAL" not in summary
     kept = sorted(p.name for p in (run / "checkpoints").iterdir())
     assert kept == ["iteration_000004", "iteration_000005"]
     assert all(manifest_problem(run / "checkpoints" / name) is None for name in kept)
+    assert (run / "checkpoint" / "rllib_checkpoint.json").is_file()
     assert_same_run(unstopped, run)
 
 

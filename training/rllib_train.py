@@ -17,6 +17,13 @@ with the project's own behaviour cloning (``training.warm_start``: the teacher's
 the batched environment, the actor fitted to its moves and the critic to its returns), then
 PPO trains from there, as ``scopa train`` does for SB3.
 
+A resumed run is the run that never stopped, bit for bit (the same ``metrics.csv`` rows and
+module weights, with one env runner or several), on the same machine and libraries and with
+the same config (``num_env_runners`` and ``checkpoint_every`` included, though a resume may
+change them): at every checkpoint, and after a resume, ``restart`` puts the run in a state of
+``seed`` and the iteration alone (the games in progress dropped), and the checkpoint carries
+PPO's KL coefficients, which RLlib's leaves out.
+
 ``scopa train --config configs/rllib_quick.yaml`` runs it (a config with ``engine: rllib``,
 ``RLlibRunConfig``): the warm start, training iterations, the checkpoint in
 ``RUN_DIR/checkpoint`` (a harness player: ``scopa eval RUN_DIR/checkpoint random``), then
@@ -448,11 +455,8 @@ def train_rllib(config: RLlibRunConfig, run_dir: Path | None = None, resume: boo
     run resumable: Ctrl-C or SIGTERM stops it with its newest checkpoint, a ``summary.txt``
     marked partial and a line saying how to continue (``KeyboardInterrupt``), and
     ``resume=True`` continues ``run_dir`` from its newest whole checkpoint. The resumed run
-    continues the iteration count, the snapshot schedule, the learner (weights, optimizer),
-    the snapshot's weights and ``metrics.csv`` (the rows after the checkpoint are dropped and
-    played again), but it is not bit-exact with a run that never stopped: RLlib's checkpoint
-    holds no episodes in progress nor the env runners' random streams, so the resumed
-    runners start fresh episodes, seeded from ``seed`` and the checkpoint's iteration.
+    continues exactly as the run that wrote the checkpoint went on (see the module
+    docstring), ``metrics.csv`` cut back to the checkpoint and its later rows played again.
     """
     import json
 
