@@ -4,7 +4,7 @@ At every checkpoint the run restarts from a state of its seed and the iteration 
 env runners' games, names and random streams, the learner's), in the unstopped run and in a
 resumed one, and the checkpoint carries what RLlib's leaves out (PPO's KL coefficients). So
 the resumed run's ``metrics.csv`` and every weight of its modules equal the unstopped run's.
-One Ray session serves the module (its start-up is most of the cost); runs are tiny.
+One Ray start serves both cases (it is a third of the cost); runs are tiny.
 """
 
 from __future__ import annotations
@@ -76,8 +76,18 @@ def assert_same_run(a: Path, b: Path) -> None:
         assert different == [], f"{module}: {different}"
 
 
-def test_an_rllib_run_stopped_and_resumed_from_an_older_checkpoint_ends_as_the_unstopped_one(
+def test_rllib_runs_stopped_and_resumed_end_as_the_unstopped_ones(
     ray_session: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: Any
+) -> None:
+    """One test, so that the cases share one Ray start whatever the test distribution."""
+    stopped_by_sigint_and_resumed_from_an_older_checkpoint(
+        tmp_path / "in_process", capsys, monkeypatch
+    )
+    resumed_with_two_env_runners(tmp_path / "two_runners", capsys)
+
+
+def stopped_by_sigint_and_resumed_from_an_older_checkpoint(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: Any
 ) -> None:
     """Sampling in this process. SIGINT just after iteration 4's checkpoint: exit 130, a
     partial summary, the metrics of iterations 1-4. That checkpoint then cut short, the resume
@@ -86,6 +96,7 @@ def test_an_rllib_run_stopped_and_resumed_from_an_older_checkpoint_ends_as_the_u
     import training.rllib_train as rllib_train
     from training.checkpoints import manifest_problem
 
+    tmp_path.mkdir()
     config = _config(tmp_path)
     unstopped, run = tmp_path / "unstopped", tmp_path / "run"
     assert _train(["--config", str(config), "--run-dir", str(unstopped)], capsys)[0] == 0
@@ -129,12 +140,11 @@ def test_an_rllib_run_stopped_and_resumed_from_an_older_checkpoint_ends_as_the_u
     assert_same_run(unstopped, run)
 
 
-def test_an_rllib_run_with_two_env_runners_resumed_ends_as_the_unstopped_one(
-    ray_session: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def resumed_with_two_env_runners(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Two env runners (Ray actors): the unstopped run's folder as a kill just before the
     checkpoint of iteration 4 would have left it (rows 3 and 4 written, that checkpoint and the
     final one not), resumed from iteration 2: the same rows and weights again."""
+    tmp_path.mkdir()
     config = _config(tmp_path, iterations=4, num_env_runners=2)
     unstopped, run = tmp_path / "unstopped", tmp_path / "run"
     assert _train(["--config", str(config), "--run-dir", str(unstopped)], capsys)[0] == 0
