@@ -106,8 +106,8 @@ def _learner_state(algorithm: Any, module_id: str) -> Any:
 
 def restart(algorithm: Any, seed: int, boundary: int) -> None:
     """Restart the run at checkpoint ``boundary`` from ``training.checkpoints.boundary_seed``:
-    every env runner gets the learner's weights of ``main`` and the snapshot (RLlib's restore
-    leaves remote runners with their first weights until the next update), then the
+    every env runner gets the learner's weights of ``main`` and the snapshot (RLlib's build
+    and restore leave remote runners with weights of their own until the first update), then the
     learner's random streams (its minibatches' shuffling) and every env runner's
     (``restart_runner``; the games in progress are dropped) are seeded. Done after each
     checkpoint and after a resume alike, so a resumed run goes on as the one that wrote the
