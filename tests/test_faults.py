@@ -472,15 +472,6 @@ def test_a_second_command_on_the_same_folder_is_refused(
 
 # RLlib runs ---------------------------------------------------------------------------------
 
-#: The smallest RLlib run (as tests/test_ray.py's): three iterations of 200 steps in this
-#: process (no env runner), a checkpoint after each.
-RLLIB = {
-    "engine": "rllib", "name": "tiny", "seed": 0, "iterations": 3, "num_env_runners": 0,
-    "module": "mlp", "hidden": [16], "opponents": ["random", "snapshot"],
-    "train_batch_size": 200, "minibatch_size": 100, "num_epochs": 1, "torch_threads": 1,
-    "snapshot_every": 1, "checkpoint_every": 1, "final_deals": 0,
-}  # fmt: skip
-
 
 def test_a_checkpoint_with_a_manifest_is_whole_only_as_written(tmp_path: Path) -> None:
     """RLlib's checkpoint files are checked against the manifest written with them: a file
@@ -519,44 +510,8 @@ def test_a_checkpoint_with_a_manifest_is_whole_only_as_written(tmp_path: Path) -
         (newest / "done").touch()
 
 
-def test_an_rllib_run_stopped_resumes_from_its_newest_whole_checkpoint(tmp_path: Path) -> None:
-    """SIGINT just after iteration 2's checkpoint: exit 130, a partial summary, the metrics of
-    iterations 1 and 2. That checkpoint then cut short, the resume falls back to iteration 1,
-    says why, and ends the run: every iteration's row once, three iterations in all."""
-    pytest.importorskip("ray.rllib")
-    from training.checkpoints import manifest_problem
-
-    run = tmp_path / "run"
-    argv = ["train", "--config", str(_config_file(tmp_path, RLLIB)), "--run-dir", str(run)]
-    code, err = stopped("training.rllib_train:save_rllib_checkpoint", 2, "SIGINT", argv)
-    assert code == 130, err
-    assert err.splitlines()[-1].endswith(
-        f"the run keeps its checkpoint at iteration 2: continue it with scopa train --resume {run}"
-    )
-    assert (run / "summary.txt").read_text().startswith("PARTIAL: stopped after iteration 2 of 3")
-    assert [r["iteration"] for r in read_csv(run / "metrics.csv")] == ["1", "2"]
-    assert not (run / "checkpoint").exists() and not (run / ".lock").exists()
-    state = max((run / "checkpoints" / "iteration_000002").rglob("*.pkl"), key=os.path.getsize)
-    state.write_bytes(state.read_bytes()[: state.stat().st_size // 2])
-    resumed = subprocess.run(
-        [sys.executable, "-m", "cli.main", "train", "--resume", str(run)],
-        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
-        timeout=600,
-    )  # fmt: skip
-    assert resumed.returncode == 0, resumed.stderr[-3000:]
-    assert "skipping checkpoint iteration_000002: algo/" in resumed.stderr
-    assert f"resuming {run} at iteration 1 " in resumed.stdout
-    rows = read_csv(run / "metrics.csv")
-    assert [r["iteration"] for r in rows] == ["1", "2", "3"]
-    steps = [int(r["env_steps"]) for r in rows]
-    assert steps == sorted(set(steps)) and steps[0] >= 200
-    summary = (run / "summary.txt").read_text()
-    assert summary.startswith(f"3 iterations, {steps[-1]:,} env steps")
-    assert "resumed at iteration 1" in summary and "PARTIAL" not in summary
-    kept = sorted(p.name for p in (run / "checkpoints").iterdir())
-    assert kept == ["iteration_000002", "iteration_000003"]
-    assert all(manifest_problem(run / "checkpoints" / name) is None for name in kept)
-    assert (run / "checkpoint" / "rllib_checkpoint.json").is_file()
+# An RLlib run stopped, resumed from its newest whole checkpoint and ending as the unstopped
+# run: tests/test_rllib_resume.py, with one Ray session for its runs.
 
 
 # Overrides on --resume -----------------------------------------------------------------------

@@ -10,6 +10,7 @@ from evaluation.records import append_csv, copy_file
 from training.checkpoint_eval import evaluate_checkpoint
 from training.checkpoints import (
     RunState,
+    boundary_seed,
     cpu_seconds,
     latest_checkpoint,
     preserved_rng,
@@ -103,7 +104,7 @@ class TrainingCallback(_base_callback()):  # type: ignore[misc]
         import numpy as np
 
         self.restart_pending = False
-        seed = self.config.seed + 7919 * self.state.updates
+        seed = boundary_seed(self.config.seed, self.state.updates)
         self.model._last_obs = self.pool_env.restart(seed)
         self.model._last_episode_starts = np.ones(self.pool_env.num_envs, dtype=bool)
 

@@ -73,6 +73,21 @@ class RunState:
         return state
 
 
+def seed_everything(seed: int) -> None:
+    """Seed the global streams; SB3 and RLlib shuffle minibatches with numpy's legacy one."""
+    import torch
+
+    random.seed(seed)
+    np.random.seed(seed)  # noqa: NPY002
+    torch.manual_seed(seed)
+
+
+def boundary_seed(seed: int, count: int) -> int:
+    """The seed a run restarts its games from at checkpoint boundary ``count`` (an update or
+    an iteration): of the run's seed and the count alone, so a resume restarts the same way."""
+    return seed + 7919 * count
+
+
 def checkpoint_problem(folder: Path) -> str | None:
     """Why a resume cannot start from ``folder``, or ``None`` when it is whole.
 

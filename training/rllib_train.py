@@ -17,6 +17,13 @@ with the project's own behaviour cloning (``training.warm_start``: the teacher's
 the batched environment, the actor fitted to its moves and the critic to its returns), then
 PPO trains from there, as ``scopa train`` does for SB3.
 
+A resumed run is the run that never stopped, bit for bit (the same ``metrics.csv`` rows and
+module weights, with one env runner or several), on the same machine and libraries and with
+the same config (``num_env_runners`` and ``checkpoint_every`` included, though a resume may
+change them): at every checkpoint, and after a resume, ``restart`` puts the run in a state of
+``seed`` and the iteration alone (the games in progress dropped), and the checkpoint carries
+PPO's KL coefficients, which RLlib's leaves out.
+
 ``scopa train --config configs/rllib_quick.yaml`` runs it (a config with ``engine: rllib``,
 ``RLlibRunConfig``): the warm start, training iterations, the checkpoint in
 ``RUN_DIR/checkpoint`` (a harness player: ``scopa eval RUN_DIR/checkpoint random``), then
@@ -54,6 +61,87 @@ def mapping(table: str, pool: tuple[str, ...] = POOL) -> Any:
         return pool[(draw // kind.sides) % len(pool)]
 
     return module_of
+
+
+def _name_episode(*, episode: Any, env_runner: Any, **kwargs: Any) -> None:
+    """Name each new episode ``PREFIX-N`` (a counter per env runner, restarted by
+    ``restart_runner``) rather than RLlib's random uuid: ``mapping`` draws the sides from the
+    id, and a resumed run must draw them as the run that never stopped."""
+    prefix, counter = getattr(env_runner, "scopa_episodes", None) or _episode_names(env_runner)
+    episode.id_ = f"{prefix}-{next(counter)}"
+
+
+def _episode_names(env_runner: Any, boundary: int = 0) -> tuple[str, Any]:
+    import itertools
+
+    env_runner.scopa_episodes = (f"{boundary}-{env_runner.worker_index or 0}", itertools.count())
+    return env_runner.scopa_episodes
+
+
+def restart_runner(env_runner: Any, seed: int, boundary: int) -> None:
+    """Put an env runner in a state of ``seed`` and ``boundary`` alone: its random streams
+    (Python's, numpy's, torch's: the actions' draws), its rule players', its episode names,
+    and every game restarted at the next ``sample`` from a seed of its own."""
+    from agents.base import reset_agent
+    from training.checkpoints import seed_everything
+
+    own = seed + 104_729 * (env_runner.worker_index or 0)
+    seed_everything(own)
+    _episode_names(env_runner, boundary)
+    if env_runner.module is not None:
+        for i, module_id in enumerate(sorted(env_runner.module.keys())):
+            player = getattr(env_runner.module[module_id], "player", None)
+            if player is not None:
+                reset_agent(player, own + 15_485_863 * (i + 1))
+    env_runner._seed = own  # RLlib seeds the games with it on its next first reset
+    env_runner._needs_initial_reset = True
+
+
+def _learner_state(algorithm: Any, module_id: str) -> Any:
+    results = algorithm.learner_group.foreach_learner(
+        lambda learner: learner.module[module_id].get_state()
+    )
+    return next(iter(results)).get()
+
+
+def restart(algorithm: Any, seed: int, boundary: int) -> None:
+    """Restart the run at checkpoint ``boundary`` from ``training.checkpoints.boundary_seed``:
+    every env runner gets the learner's weights of ``main`` and the snapshot (RLlib's build
+    and restore leave remote runners with weights of their own until the first update), then the
+    learner's random streams (its minibatches' shuffling) and every env runner's
+    (``restart_runner``; the games in progress are dropped) are seeded. Done after each
+    checkpoint and after a resume alike, so a resumed run goes on as the one that wrote the
+    checkpoint."""
+    from training.checkpoints import boundary_seed, seed_everything
+
+    for module_id in (LEARNER, SNAPSHOT):
+        if module_id in algorithm.config.policies:
+            weights = _learner_state(algorithm, module_id)
+            algorithm.env_runner_group.foreach_env_runner(
+                lambda runner, m=module_id, w=weights: runner.module[m].set_state(w),
+                local_env_runner=True,
+            )
+    start = boundary_seed(seed, boundary)
+    algorithm.env_runner_group.foreach_env_runner(
+        lambda runner: restart_runner(runner, start, boundary), local_env_runner=True
+    )
+    algorithm.learner_group.foreach_learner(lambda learner: seed_everything(start))
+
+
+def kl_coeffs(algorithm: Any) -> dict[str, float]:
+    """PPO's adaptive KL coefficients per module, which RLlib's checkpoint leaves out."""
+    results = algorithm.learner_group.foreach_learner(
+        lambda learner: {m: c.item() for m, c in learner.curr_kl_coeffs_per_module.items()}
+    )
+    return next(iter(results)).get()
+
+
+def set_kl_coeffs(algorithm: Any, coeffs: dict[str, float]) -> None:
+    def change(learner: Any) -> None:
+        for module_id, value in coeffs.items():
+            learner.curr_kl_coeffs_per_module[module_id].data.fill_(value)
+
+    algorithm.learner_group.foreach_learner(change)
 
 
 def module_spec(module: str, hidden: tuple[int, ...], card: dict[str, Any]) -> Any:
@@ -121,6 +209,7 @@ def ppo_config(
             policies_to_train=[LEARNER],
         )
         .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs=specs))
+        .callbacks(on_episode_created=_name_episode)
         .training(
             train_batch_size_per_learner=train_batch_size,
             minibatch_size=minibatch_size,
@@ -332,6 +421,7 @@ def save_rllib_checkpoint(algorithm: Any, run_dir: Path, state: dict[str, Any]) 
     from training.checkpoints import checkpoint_folder, write_manifest
 
     name = f"iteration_{state['iteration']:06d}"
+    state = {**state, "kl_coeffs": kl_coeffs(algorithm)}
     with checkpoint_folder(run_dir, name) as tmp:
         algorithm.save(str((tmp / "algo").resolve()))
         write_text(tmp / "state.json", json.dumps(state, indent=2) + "\n")
@@ -365,11 +455,8 @@ def train_rllib(config: RLlibRunConfig, run_dir: Path | None = None, resume: boo
     run resumable: Ctrl-C or SIGTERM stops it with its newest checkpoint, a ``summary.txt``
     marked partial and a line saying how to continue (``KeyboardInterrupt``), and
     ``resume=True`` continues ``run_dir`` from its newest whole checkpoint. The resumed run
-    continues the iteration count, the snapshot schedule, the learner (weights, optimizer),
-    the snapshot's weights and ``metrics.csv`` (the rows after the checkpoint are dropped and
-    played again), but it is not bit-exact with a run that never stopped: RLlib's checkpoint
-    holds no episodes in progress nor the env runners' random streams, so the resumed
-    runners start fresh episodes, seeded from ``seed`` and the checkpoint's iteration.
+    continues exactly as the run that wrote the checkpoint went on (see the module
+    docstring), ``metrics.csv`` cut back to the checkpoint and its later rows played again.
     """
     import json
 
@@ -433,6 +520,7 @@ def _train_rllib(
     wall, cpu = time.perf_counter(), time.process_time()
     started = connect(config.ray or "local", config.num_env_runners + 1)
     first = state["iteration"]
+    algorithm = None
     try:
         algorithm = ppo_config(
             config.table,
@@ -442,7 +530,7 @@ def _train_rllib(
             config.num_epochs,
             config.learning_rate,
             tuple(config.hidden),
-            config.seed + 1_000_003 * first,  # fresh episodes after a resume, not the first ones
+            config.seed,
             module=config.module,
             card=config.card,
             opponents=tuple(config.opponents),
@@ -453,12 +541,14 @@ def _train_rllib(
         ).build_algo()
         if checkpoint is not None:
             algorithm.restore_from_path(str((checkpoint / "algo").resolve()))
+            set_kl_coeffs(algorithm, state.get("kl_coeffs", {}))
         elif config.warm_start is not None:
             lines.append(warm_start(algorithm, config))
             warm = algorithm.save(str((run_dir / "checkpoint_warm").resolve())).checkpoint.path
             lines.append(f"the clone before PPO: {warm}")
             print(*lines[-2:], sep="\n", flush=True)
             save_rllib_checkpoint(algorithm, run_dir, {**state, "lines": lines})
+        restart(algorithm, config.seed, first)
         ppo_wall = time.perf_counter()
         lifetime = _lifetime_steps(algorithm)  # RLlib's count as restored, if it restores it
         steps = state["env_steps"]
@@ -483,13 +573,15 @@ def _train_rllib(
                 seconds = state["ppo_seconds"] + time.perf_counter() - ppo_wall
                 saved = {"iteration": iteration, "env_steps": steps, "ppo_seconds": seconds}
                 save_rllib_checkpoint(algorithm, run_dir, {**saved, "lines": lines})
+                restart(algorithm, config.seed, iteration)
                 state.update(saved)
                 ppo_wall, lifetime = time.perf_counter(), _lifetime_steps(algorithm)
         ppo_seconds = state["ppo_seconds"] + time.perf_counter() - ppo_wall
         ray_cpu_s = _descendants_cpu()
         final = Path(algorithm.save(str((run_dir / "checkpoint").resolve())).checkpoint.path)
-        algorithm.stop()
     finally:
+        if algorithm is not None:  # its env runners too, when a stop leaves Ray running
+            algorithm.stop()
         if started:
             ray.shutdown()
     seconds, cpu_s = time.perf_counter() - wall, time.process_time() - cpu

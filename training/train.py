@@ -17,15 +17,12 @@ from __future__ import annotations
 import functools
 import json
 import platform
-import random
 import sys
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-import numpy as np
 
 from evaluation.records import atomic_path, folder_lock, library_versions, write_csv, write_text
 from scopa_env.errors import CheckpointError
@@ -37,6 +34,7 @@ from training.checkpoints import (
     latest_checkpoint,
     preserved_rng,
     rewind_run,
+    seed_everything,
 )
 from training.config import ConfigError, TrainConfig, check_resume, dump_config, load_config
 from training.report import (
@@ -352,15 +350,6 @@ def ppo_kwargs(config: TrainConfig) -> dict[str, Any]:
         "target_kl": ppo.target_kl,
         "policy_kwargs": policy_kwargs,
     }
-
-
-def seed_everything(seed: int) -> None:
-    """Seed the global streams; SB3 shuffles minibatches with numpy's legacy global one."""
-    import torch
-
-    random.seed(seed)
-    np.random.seed(seed)  # noqa: NPY002
-    torch.manual_seed(seed)
 
 
 def default_run_dir(config: TrainConfig) -> Path:
