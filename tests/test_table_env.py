@@ -137,6 +137,24 @@ def test_pickle_round_trip_keeps_the_game(name: str) -> None:
     assert clone.unwrapped.match.scores == env.unwrapped.match.scores
 
 
+@pytest.mark.parametrize("name", NAMES)
+def test_every_seat_of_every_environment_has_a_space_of_its_own(name: str) -> None:
+    """The spaces are equal (built once per layout), but each samples from its own stream."""
+    first, second = make_aec(name), make_aec(name)
+    spaces = [
+        env.observation_space(agent) for env in (first, second) for agent in TABLES[name].agents
+    ]
+    assert len({id(space) for space in spaces}) == len(spaces)
+    assert all(space == spaces[0] for space in spaces)
+    spaces[0].seed(5)
+    spaces[1].seed(5)
+    drawn = spaces[0].sample()["observation"]
+    np.testing.assert_array_equal(spaces[1].sample()["observation"], drawn)
+    spaces[1].seed(5)
+    spaces[0].sample()  # another seat's draw leaves this seat's stream where it was
+    np.testing.assert_array_equal(spaces[1].sample()["observation"], drawn)
+
+
 # The observation layout --------------------------------------------------------------------
 
 
