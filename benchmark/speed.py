@@ -1,7 +1,10 @@
 """Decisions per second of every Scopa engine beside reference engines, one run.
 
 Three comparisons, each measured in the same process, interleaved repeat by repeat so that the
-machine's load affects peers alike, and reported as best and median of the repeats:
+machine's load affects peers alike, and reported as best and median of the repeats. The cases
+compared with each other (the engines; the AEC loops) take turns in slices of 0.1 s within
+each repeat, and each ratio is also the median of its ratios repeat by repeat (paired), which
+a busy neighbour moves least:
 
 ==========  =======================================================  =========================
 Benchmark   What is timed                                            Target
@@ -300,17 +303,62 @@ def _stats(rates: list[float]) -> dict[str, Any]:
     return {"best": max(rates), "median": statistics.median(rates), "all": rates}
 
 
-def _measure(cases: dict[str, Runner], repeats: int, seconds: float) -> dict[str, dict[str, Any]]:
-    """Run every case ``repeats`` times, interleaved; decisions per wall and per CPU second."""
-    wall: dict[str, list[float]] = {name: [] for name in cases}
-    cpu: dict[str, list[float]] = {name: [] for name in cases}
-    for _ in range(repeats):
-        for name, runner in cases.items():
-            start = time.thread_time()
-            decisions, elapsed = runner(seconds)
-            wall[name].append(decisions / elapsed)
-            cpu[name].append(decisions / max(time.thread_time() - start, 1e-9))
-    return {name: {"wall": _stats(wall[name]), "cpu": _stats(cpu[name])} for name in cases}
+#: The slice of a group's round robin: short against the stretches a busy neighbour causes.
+SLICE_SECONDS = 0.1
+
+
+def _measure(
+    groups: list[dict[str, Runner]], repeats: int, seconds: float, slice_seconds: float
+) -> dict[str, dict[str, Any]]:
+    """Run every case ``repeats`` times; decisions per wall and per CPU second.
+
+    Each repeat runs the groups one after another. Within a group the cases take turns in
+    slices of ``slice_seconds`` until each has had ``seconds`` (forward order on even repeats,
+    backward on odd ones), so that a slow stretch of the machine falls on every case of the
+    group alike, and a ratio of two cases of one group can be taken repeat by repeat
+    (``_paired``).
+    """
+    names = [name for group in groups for name in group]
+    wall: dict[str, list[float]] = {name: [] for name in names}
+    cpu: dict[str, list[float]] = {name: [] for name in names}
+    for repeat in range(repeats):
+        for group in groups:
+            order = list(group) if repeat % 2 == 0 else list(reversed(group))
+            done = dict.fromkeys(order, 0)
+            elapsed = dict.fromkeys(order, 0.0)
+            used = dict.fromkeys(order, 0.0)
+            while True:
+                left = [name for name in order if elapsed[name] < seconds]
+                if not left:
+                    break
+                for name in left:
+                    start = time.thread_time()
+                    decisions, spent = group[name](min(slice_seconds, seconds - elapsed[name]))
+                    used[name] += time.thread_time() - start
+                    done[name] += decisions
+                    elapsed[name] += spent
+            for name in order:
+                wall[name].append(done[name] / elapsed[name])
+                cpu[name].append(done[name] / max(used[name], 1e-9))
+    return {name: {"wall": _stats(wall[name]), "cpu": _stats(cpu[name])} for name in names}
+
+
+def _paired(ours: dict[str, Any], peer: dict[str, Any], target: float) -> dict[str, Any]:
+    """The ratio ``ours / peer``: of their best rates, of their medians, and the median of the
+    ratios repeat by repeat (the measure a noisy machine moves least, for cases of one group)."""
+    return {
+        "target": target,
+        **{
+            clock: {
+                "best": ours[clock]["best"] / peer[clock]["best"],
+                "median": ours[clock]["median"] / peer[clock]["median"],
+                "paired_median": statistics.median(
+                    a / b for a, b in zip(ours[clock]["all"], peer[clock]["all"], strict=True)
+                ),
+            }
+            for clock in ("wall", "cpu")
+        },
+    }
 
 
 def _cpu_idle() -> dict[int, int]:
@@ -371,13 +419,20 @@ def markdown(result: dict[str, Any]) -> str:
         )
     lines += [
         "",
-        "| Ratio | target | wall best | wall median | CPU best | CPU median |",
-        "| --- | ---: | ---: | ---: | ---: | ---: |",
+        "Ratios of the best rates, of the medians, and the median of the ratios repeat by "
+        "repeat (paired: the cases of a ratio take turns in short slices, so a busy stretch of "
+        "the machine slows both).",
+        "",
+        "| Ratio | target | wall best | wall median | wall paired | CPU best | CPU median | "
+        "CPU paired |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for name, r in result["ratios"].items():
+        w, c = r["wall"], r["cpu"]
         lines.append(
-            f"| {name} | {r['target']:g} | {r['wall']['best']:.2f} | {r['wall']['median']:.2f} | "
-            f"{r['cpu']['best']:.2f} | {r['cpu']['median']:.2f} |"
+            f"| {name} | {r['target']:g} | {w['best']:.2f} | {w['median']:.2f} | "
+            f"{w['paired_median']:.2f} | {c['best']:.2f} | {c['median']:.2f} | "
+            f"{c['paired_median']:.2f} |"
         )
     best = m[f"batched N={best_n}"]
     lines += [
@@ -473,10 +528,12 @@ def benchmark(
     cpu = _pin_one_core() if pin else None
     started = datetime.now(UTC).isoformat(timespec="seconds")
 
-    cases: dict[str, Runner] = {
+    engine: dict[str, Runner] = {
         "openspiel crazy_eights": openspiel_playouts(seed),
         "engine legal_moves+play": engine_playouts(rules, seed),
         "engine legal_mask_moves+play_unchecked": engine_playouts(rules, seed, fast=True),
+    }
+    aec: dict[str, Runner] = {
         "pettingzoo connect_four_v3 (AEC)": aec_loop(
             lambda: pettingzoo.make("aec", "classic/connect_four-v3"), seed
         ),
@@ -486,65 +543,55 @@ def benchmark(
         "scopa_v0 raw_env (AEC)": aec_loop(lambda: scopa_v0.raw_env(rules=rules), seed),
     }
     for table in AEC_TABLES:
-        cases[f"{table} raw_env (AEC)"] = aec_loop(
+        aec[f"{table} raw_env (AEC)"] = aec_loop(
             lambda table=table: make_aec(table, wrapped=False, rules=rules), seed
         )
+    groups: list[dict[str, Runner]] = [engine, aec]
     for n in sizes:
-        cases[f"batched N={n}"] = batched_steps(n, rules, seed)
+        groups.append({f"batched N={n}": batched_steps(n, rules, seed)})
     for table in tables:
         for n in table_sizes(sizes):
-            cases[table_case(table, n)] = batched_steps(n, rules, seed, table)
+            groups.append({table_case(table, n): batched_steps(n, rules, seed, table)})
     vector_n = max(s for s in sizes if s <= 4096)
-    cases[f"ScopaVectorEnv N={vector_n} (learner+opponent)"] = vector_env_steps(
-        vector_n, rules, seed
+    groups.append(
+        {f"ScopaVectorEnv N={vector_n} (learner+opponent)": vector_env_steps(vector_n, rules, seed)}
     )
-    print(f"scopa bench: {len(cases)} cases x {repeats} repeats x {seconds} s, CPU {cpu}")
+    cases = sum(len(group) for group in groups)
+    print(f"scopa bench: {cases} cases x {repeats} repeats x {seconds} s, CPU {cpu}")
     load_before = os.getloadavg()
-    measurements = _measure(cases, repeats, seconds)
+    measurements = _measure(groups, repeats, seconds, min(SLICE_SECONDS, seconds))
     load_after = os.getloadavg()
 
     best_n = max(sizes, key=lambda n: measurements[f"batched N={n}"]["wall"]["best"])
     openspiel = measurements["openspiel crazy_eights"]
     batched = measurements[f"batched N={best_n}"]
 
-    def ratio(ours: dict[str, Any], peer: dict[str, Any], target: float) -> dict[str, Any]:
-        return {
-            "target": target,
-            **{
-                clock: {
-                    "best": ours[clock]["best"] / peer[clock]["best"],
-                    "median": ours[clock]["median"] / peer[clock]["median"],
-                }
-                for clock in ("wall", "cpu")
-            },
-        }
-
     ratios = {
-        "engine / OpenSpiel crazy_eights": ratio(
+        "engine / OpenSpiel crazy_eights": _paired(
             measurements["engine legal_moves+play"], openspiel, 0.5
         ),
-        "scopa_v0 AEC / connect_four_v3 AEC": ratio(
+        "scopa_v0 AEC / connect_four_v3 AEC": _paired(
             measurements["scopa_v0 (AEC)"], measurements["pettingzoo connect_four_v3 (AEC)"], 3.0
         ),
-        "scopa_v0 AEC / null env, same wrappers": ratio(
+        "scopa_v0 AEC / null env, same wrappers": _paired(
             measurements["scopa_v0 (AEC)"],
             measurements["null env under the same wrappers (AEC)"],
             0.8,
         ),
-        "ceiling: null env / connect_four_v3 AEC, same wrappers": ratio(
+        "ceiling: null env / connect_four_v3 AEC, same wrappers": _paired(
             measurements["null env under the same wrappers (AEC)"],
             measurements["pettingzoo connect_four_v3 (AEC)"],
             3.0,
         ),
-        "scopa_v0 raw_env / connect_four_v3 raw_env": ratio(
+        "scopa_v0 raw_env / connect_four_v3 raw_env": _paired(
             measurements["scopa_v0 raw_env (AEC)"],
             measurements["pettingzoo connect_four_v3 raw_env (AEC)"],
             3.0,
         ),
-        f"batched (N={best_n}) / OpenSpiel crazy_eights": ratio(batched, openspiel, 10.0),
+        f"batched (N={best_n}) / OpenSpiel crazy_eights": _paired(batched, openspiel, 10.0),
     }
     for table in AEC_TABLES:
-        ratios[f"{table} raw_env / scopa_v0 raw_env"] = ratio(
+        ratios[f"{table} raw_env / scopa_v0 raw_env"] = _paired(
             measurements[f"{table} raw_env (AEC)"],
             measurements["scopa_v0 raw_env (AEC)"],
             AEC_TABLE_TARGET,

@@ -273,7 +273,7 @@ class CaptureGameEnv(AECEnv, EzPickle):
         self._encoder = encoder
         fast = fast_layout(encoder)
         self._fast = None if fast is None else fast[:2]
-        self._write = None if fast is None else fast[2]()
+        self._write = None if fast is None else fast[2]().write
         self._rng: np.random.Generator | None = None
         self._current: int | None = None  # the player to move; None once the game is over
 
@@ -399,15 +399,14 @@ class CaptureGameEnv(AECEnv, EzPickle):
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         """The agent's observation; repeated calls in one state return the same arrays."""
-        player = self._index[agent]
         try:
-            obs = self._obs_cache[player]
+            obs = self._obs_cache.get(agent)
         except AttributeError:
             raise ResetNeededError(
                 f"{self.metadata['name']}: call reset() before observe({agent!r})"
             ) from None
         if obs is None:
-            obs = self._obs_cache[player] = self._observe(player)
+            obs = self._obs_cache[agent] = self._observe(self._index[agent])
         return obs
 
     def last(
@@ -456,7 +455,16 @@ class CaptureGameEnv(AECEnv, EzPickle):
             a, self._table_cards, self._capture_sets, self._pending, self._options, self._picked
         )
         if play is not None:
-            self._play(*play)
+            # The play resolved: apply it to the engine; score the deal if it ends.
+            card, capture = play
+            deal = self._deal
+            player = self._current
+            scope = self._view[5]  # the deal's own list: it counts this play's scopa
+            before = scope[player]
+            deal.play_unchecked(card, capture)
+            self._last_play = (player, card, capture, scope[player] > before)
+            if deal.is_over:
+                self._end_deal()
         self._refresh()
         if self.render_mode is not None and self.render_mode == "human":
             self.render()
@@ -645,7 +653,7 @@ class CaptureGameEnv(AECEnv, EzPickle):
         deal = self._deal
         view = self._view = deal.view()
         self._table_cards = view[1]
-        self._obs_cache: list[dict[str, np.ndarray] | None] = [None] * self._players
+        self._obs_cache: dict[str, dict[str, np.ndarray]] = {}
         if self._done:
             self._current = None
             self._legal = 0
@@ -699,17 +707,6 @@ class CaptureGameEnv(AECEnv, EzPickle):
         else:
             mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
         return {"observation": observation, "action_mask": mask}
-
-    def _play(self, card: int, capture: int) -> None:
-        """Apply a resolved play to the engine; score the deal if it ends."""
-        deal = self._deal
-        player = deal.current_player
-        scope = self._view[5]  # the deal's own list: it counts this play's scopa
-        before = scope[player]
-        deal.play_unchecked(card, capture)
-        self._last_play = (player, card, capture, scope[player] > before)
-        if deal.is_over:
-            self._end_deal()
 
     def _end_deal(self) -> None:
         deal, match = self._deal, self._match

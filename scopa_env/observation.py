@@ -172,25 +172,32 @@ class ObservationWriter:
     """``write_observation`` for one layout through scratch arrays made once, returning a new
     vector each call (one copy, instead of building each array and view anew).
 
-    Each plane's mask goes into the index array as a little-endian 64-bit word in one
-    ``struct`` call; the plane's first five bytes (its 40 cards) index the byte rows.
-    Not for sharing between threads: each environment has its own.
+    One scratch buffer holds the vector and, after it, each plane's mask as a little-endian
+    64-bit word, so that one ``struct`` call writes the scalars and the masks together; the
+    planes' first five bytes (their 40 cards) index the byte rows. Not for sharing between
+    threads: each environment has its own.
     """
 
     def __init__(self, num_planes: int, scalars: struct.Struct) -> None:
-        self._index = np.zeros(num_planes * 8, dtype=np.uint8)
-        self._card_bytes = self._index.reshape(num_planes, 8)[:, :_CARD_BYTES]
-        self._pack_planes = struct.Struct(f"<{num_planes}Q").pack_into
-        self._vector = np.empty(num_planes * NUM_CARDS + scalars.size // 4, dtype=np.float32)
-        self._planes = self._vector[: num_planes * NUM_CARDS].reshape(num_planes, _CARD_BYTES, 8)
-        self._offset = 4 * num_planes * NUM_CARDS
-        self._pack_into = scalars.pack_into
+        count, start = scalars.size // 4, num_planes * NUM_CARDS
+        buffer = np.zeros(start + count + 2 * num_planes, dtype=np.float32)
+        vector = buffer[: start + count]
+        index = buffer[start + count :].view(np.uint8).reshape(num_planes, 8)[:, :_CARD_BYTES]
+        planes = buffer[:start].reshape(num_planes, _CARD_BYTES, 8)
+        pack_into = struct.Struct(f"<{count}f{num_planes}Q").pack_into
+        offset, take, copy = 4 * start, _BYTE_BITS.take, vector.copy
+        self._vector = vector
+
+        def write(masks: Sequence[int], values: Sequence[float]) -> np.ndarray:
+            pack_into(buffer, offset, *values, *masks)
+            take(index, 0, planes, "clip")
+            return copy()
+
+        #: ``write(planes, values)``: the call itself, without ``__call__``'s lookup.
+        self.write = write
 
     def __call__(self, planes: Sequence[int], values: Sequence[float]) -> np.ndarray:
-        self._pack_planes(self._index, 0, *planes)  # type: ignore[arg-type]
-        _BYTE_BITS.take(self._card_bytes, 0, self._planes, "clip")
-        self._pack_into(self._vector, self._offset, *values)  # type: ignore[arg-type]
-        return self._vector.copy()
+        return self.write(planes, values)
 
 
 def planes_to_masks(observations: np.ndarray, num_planes: int = NUM_PLANES) -> np.ndarray:
@@ -217,6 +224,7 @@ DealView = tuple[
 #: The ``phase`` feature, by whether a capture is being chosen: [play, pick].
 PHASE_VALUES = ((1.0, 0.0), (0.0, 1.0))
 _LAST = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))  # [me, the opponent, nobody]
+_PLAY = PHASE_VALUES[0]
 
 
 def deal_block(
@@ -262,28 +270,22 @@ def encode_view(
     hand = hands[player]
     mine, theirs = piles[player], piles[opp]
     unseen = ALL_CARDS_MASK & ~(hand | table | mine | theirs)
-    hand, pending, phase = split_pending(hand, pending_card)
-    planes = (
-        hand,
-        table,
-        mine,
-        theirs,
-        played[player],
-        played[opp],
-        unseen,
-        pending,
-        picked,
+    if pending_card is None:
+        pending, phase = 0, _PLAY
+    else:
+        hand, pending, phase = split_pending(hand, pending_card)
+    return write(
+        (hand, table, mine, theirs, played[player], played[opp], unseen, pending, picked),
+        (
+            *phase,
+            stock_size / STOCK_SCALE,
+            hands[opp].bit_count() / HAND_SCALE,
+            scope[player] / SCOPE_SCALE,
+            scope[opp] / SCOPE_SCALE,
+            *block,
+            *_LAST[2 if last_capturer is None else last_capturer != player],
+        ),
     )
-    values = (
-        *phase,
-        stock_size / STOCK_SCALE,
-        hands[opp].bit_count() / HAND_SCALE,
-        scope[player] / SCOPE_SCALE,
-        scope[opp] / SCOPE_SCALE,
-        *block,
-        *_LAST[2 if last_capturer is None else int(last_capturer != player)],
-    )
-    return write(planes, values)
 
 
 def encode(

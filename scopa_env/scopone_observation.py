@@ -47,6 +47,7 @@ from scopa_env.cards import ALL_CARDS_MASK, NUM_CARDS
 from scopa_env.info_state import InfoState, register_decoder
 from scopa_env.observation import (
     MATCH_SCORE_CAP,
+    PHASE_VALUES,
     TARGET_SCALE,
     DealView,
     ObservationWriter,
@@ -143,32 +144,35 @@ def encode_view(
     ours, theirs = piles[me] | piles[partner], piles[after] | piles[before]
     hand = hands[me]
     unseen = ALL_CARDS_MASK & ~(hand | table | ours | theirs)
-    hand, pending, phase = split_pending(hand, pending_card)
-    planes = (
-        hand,
-        table,
-        ours,
-        theirs,
-        played[me],
-        played[after],
-        played[partner],
-        played[before],
-        unseen,
-        pending,
-        picked,
+    if pending_card is None:
+        pending, phase = 0, PHASE_VALUES[0]
+    else:
+        hand, pending, phase = split_pending(hand, pending_card)
+    return write(
+        (
+            hand,
+            table,
+            ours,
+            theirs,
+            played[me],
+            played[after],
+            played[partner],
+            played[before],
+            unseen,
+            pending,
+            picked,
+        ),
+        (
+            *phase,
+            hands[after].bit_count() / HAND_SCALE,
+            hands[partner].bit_count() / HAND_SCALE,
+            hands[before].bit_count() / HAND_SCALE,
+            (scope[me] + scope[partner]) / SCOPE_SCALE,
+            (scope[after] + scope[before]) / SCOPE_SCALE,
+            *block,
+            *_LAST[2 if last_capturer is None else last_capturer & 1 != me & 1],
+        ),
     )
-    team = me & 1
-    values = (
-        *phase,
-        hands[after].bit_count() / HAND_SCALE,
-        hands[partner].bit_count() / HAND_SCALE,
-        hands[before].bit_count() / HAND_SCALE,
-        (scope[me] + scope[partner]) / SCOPE_SCALE,
-        (scope[after] + scope[before]) / SCOPE_SCALE,
-        *block,
-        *_LAST[2 if last_capturer is None else int(last_capturer & 1 != team)],
-    )
-    return write(planes, values)
 
 
 def encode(

@@ -57,6 +57,7 @@ from scopa_env.cards import ALL_CARDS_MASK, NUM_CARDS
 from scopa_env.info_state import InfoState, register_decoder
 from scopa_env.observation import (
     MATCH_SCORE_CAP,
+    PHASE_VALUES,
     TARGET_SCALE,
     DealView,
     ObservationWriter,
@@ -221,7 +222,10 @@ def encode_seat(view, pending_card, picked, block, write):
     hands, table, piles, played, stock_size, scope, last_capturer, _dealer = view
     hand = hands[{me}]
     unseen = ALL & ~(hand | table | {" | ".join(f"piles[{s}]" for s in range(n))})
-    hand, pending, phase = split_pending(hand, pending_card)
+    if pending_card is None:
+        pending, phase = 0, PLAY
+    else:
+        hand, pending, phase = split_pending(hand, pending_card)
     return write(
         (hand, table, {piles}, {played}, unseen, pending, picked),
         (
@@ -241,6 +245,7 @@ def encode_seat(view, pending_card, picked, block, write):
             "STOCK": self._stock_scale,
             "LAST": self._one_hot_last,
             "split_pending": split_pending,
+            "PLAY": PHASE_VALUES[0],
         }
         exec(compile(source, f"<{self.table.name} seat {me} encoder>", "exec"), namespace)
         return namespace["encode_seat"]  # type: ignore[no-any-return]

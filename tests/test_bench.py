@@ -22,6 +22,8 @@ def test_bench_writes_json_and_markdown(tmp_path: Path) -> None:
     assert {"openspiel crazy_eights", "scopa_v0 (AEC)", "batched N=16"} <= names
     assert {f"{table} raw_env (AEC)" for table in AEC_TABLES} <= names
     assert result["ratios"]["scopa_3 raw_env / scopa_v0 raw_env"]["target"] == 0.9
+    for r in result["ratios"].values():
+        assert all(r[clock]["paired_median"] > 0 for clock in ("wall", "cpu"))
     assert all(
         m[clock]["best"] > 0 for m in result["measurements"].values() for clock in ("wall", "cpu")
     )
@@ -37,6 +39,7 @@ def test_bench_writes_json_and_markdown(tmp_path: Path) -> None:
     assert result["memory"][0]["state_bytes_per_game"] <= 1024
     table = (out / "bench.md").read_text()
     assert "| batched N=16 |" in table and "Best batch size" in table
+    assert "| Ratio | target | wall best | wall median | wall paired |" in table
     # Every table, at the largest batch size asked for, beside the two-player figure.
     assert set(result["tables"]) == set(TABLES)
     for name, row in result["tables"].items():
@@ -72,3 +75,41 @@ def test_null_env_is_a_valid_aec_env_with_scopas_shapes() -> None:
     for agent in ours.possible_agents:
         assert env.observation_space(agent) == ours.observation_space(agent)
         assert env.action_space(agent) == ours.action_space(agent)
+
+
+def test_cases_of_a_group_take_turns_in_slices_backward_on_odd_repeats() -> None:
+    """0.3 s a case in slices of 0.1 s: a, b, a, b, a, b, then b first; each slice's own
+    decisions and seconds make the rates (a does 100 decisions a second, b 50)."""
+    from benchmark.speed import _measure
+
+    calls: list[tuple[str, float]] = []
+
+    def runner(name: str, rate: float):  # type: ignore[no-untyped-def]
+        def run(budget: float) -> tuple[int, float]:
+            calls.append((name, budget))
+            return round(rate * budget), budget
+
+        return run
+
+    group = {"a": runner("a", 100), "b": runner("b", 50)}
+    alone = {"c": runner("c", 10)}
+    m = _measure([group, alone], 2, 0.3, 0.1)
+    names = "".join(name for name, _ in calls)
+    assert names == "ababab" + "ccc" + "bababa" + "ccc"
+    assert all(budget == pytest.approx(0.1) for _, budget in calls)
+    assert m["a"]["wall"]["all"] == pytest.approx([100, 100])
+    assert m["b"]["wall"]["median"] == pytest.approx(50)
+    assert m["c"]["wall"]["best"] == pytest.approx(10)
+
+
+def test_paired_ratio_is_the_median_of_the_ratios_repeat_by_repeat() -> None:
+    from benchmark.speed import _paired, _stats
+
+    ours = {clock: _stats([10.0, 30.0, 12.0]) for clock in ("wall", "cpu")}
+    peer = {clock: _stats([5.0, 10.0, 3.0]) for clock in ("wall", "cpu")}
+    r = _paired(ours, peer, 3.0)
+    assert r["target"] == 3.0
+    for clock in ("wall", "cpu"):
+        assert r[clock]["best"] == pytest.approx(30 / 10)
+        assert r[clock]["median"] == pytest.approx(12 / 5)
+        assert r[clock]["paired_median"] == pytest.approx(3.0)  # of 2, 3 and 4
