@@ -157,6 +157,20 @@ class WarmStartConfig(_Section):
     #: per deal its choice gives up, by the search's values) to the loss, so each decision
     #: counts by its stakes.
     regret_weight: float = Field(0.0, ge=0)
+    #: A saved model (``clone.zip`` of an earlier run with the same ``ppo`` network) whose
+    #: weights PPO starts from instead of cloning the teacher again, so a recipe's PPO phase
+    #: can be tried without paying for the teacher's decisions; ``teacher`` then only names
+    #: what that clone was taught by (for the report), and nothing is collected.
+    init_from: str | None = Field(None, min_length=1)
+
+    @field_validator("init_from")
+    @classmethod
+    def _init_from_is_a_model(cls, path: str | None) -> str | None:
+        if path is not None and not Path(path).is_file():
+            raise ValueError(
+                f"no file {path}: give the path of a saved model such as a run's clone.zip"
+            )
+        return path
 
     @model_validator(mode="after")
     def _search_values_need_a_search(self) -> WarmStartConfig:
@@ -315,9 +329,10 @@ class TrainConfig(_Section):
                 f"ppo.n_steps * n_envs = {rollout}"
             )
         named = set(self.eval.opponents) | set(self.eval.final_opponents or ())
-        if "clone" in named and self.warm_start.teacher is None:
+        if "clone" in named and self.warm_start.teacher is None and not self.warm_start.init_from:
             raise ValueError(
-                "eval opponent 'clone' is the run's warm start, but warm_start.teacher is null"
+                "eval opponent 'clone' is the run's warm start, but warm_start.teacher and "
+                "warm_start.init_from are null"
             )
         if self.n_envs % self.selfplay.groups:
             raise ValueError(
