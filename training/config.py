@@ -22,7 +22,7 @@ from scopa_env.tables import TABLES, Table, resolve_table
 #: The folder a relative ``export_to`` is inside: the repository, not the working directory.
 REPOSITORY = Path(__file__).resolve().parents[1]
 #: Opponents the self-play pool can draw: batched baselines and frozen copies of the learner.
-POOL_MEMBERS = ("random", "greedy", "heuristic", "snapshot", "latest")
+POOL_MEMBERS = ("random", "greedy", "heuristic", "snapshot", "latest", "start")
 #: Baselines the periodic evaluation can play against (any ``agents.make_agent`` name works),
 #: and ``clone``: the run's own warm start (``clone.zip``), PPO's starting point.
 EVAL_OPPONENTS = ("random", "greedy", "heuristic", "ismcts", "clone")
@@ -101,8 +101,10 @@ class SelfPlayConfig(_Section):
     #: draws its opponent from the pool, so one rollout mixes opponents as configured.
     groups: int = Field(8, ge=1)
     #: Probability of each pool member: ``random``, ``greedy``, ``heuristic`` (the baselines),
-    #: ``snapshot`` (a uniformly chosen frozen snapshot) and ``latest`` (the newest snapshot).
-    #: Until the first snapshot exists, the snapshot share goes to the baselines.
+    #: ``snapshot`` (a uniformly chosen frozen snapshot), ``latest`` (the newest snapshot) and
+    #: ``start`` (the run's starting point, its clone, frozen before the first update and kept
+    #: all run: what PPO has to beat head to head). Until the first snapshot exists, the
+    #: snapshot share goes to the baselines.
     opponents: dict[str, float] = Field(default_factory=lambda: {"random": 0.5, "greedy": 0.5})
 
     @field_validator("opponents")
@@ -116,7 +118,9 @@ class SelfPlayConfig(_Section):
         total = sum(probs.values())
         if abs(total - 1.0) > 1e-6:
             raise ValueError(f"probabilities must sum to 1, they sum to {total:g}")
-        if not any(p > 0 for name, p in probs.items() if name not in ("snapshot", "latest")):
+        if not any(
+            p > 0 for name, p in probs.items() if name not in ("snapshot", "latest", "start")
+        ):
             raise ValueError(
                 "random, greedy or heuristic needs a positive probability (before any snapshot)"
             )
