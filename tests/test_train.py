@@ -21,7 +21,9 @@ CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 # Config validation ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["quick.yaml", "full.yaml", "full_alphabeta.yaml", "scratch.yaml"])
+@pytest.mark.parametrize(
+    "name", ["quick.yaml", "full.yaml", "full_alphabeta.yaml", "full_ppo.yaml", "scratch.yaml"]
+)
 def test_shipped_configs_validate(name: str) -> None:
     config = load_config(CONFIGS / name)
     assert config.name == name.removesuffix(".yaml")
@@ -92,7 +94,13 @@ def test_variant_configs_validate_and_take_rule_options(name: str) -> None:
         (
             {"eval": {"opponents": ["clone"], "best_against": "clone"}},
             "config",
-            "eval opponent 'clone' is the run's warm start, but warm_start.teacher is null",
+            "eval opponent 'clone' is the run's warm start, but warm_start.teacher and "
+            "warm_start.init_from are null",
+        ),
+        (
+            {"warm_start": {"init_from": "no/such/clone.zip"}},
+            "warm_start.init_from",
+            "no file no/such/clone.zip",
         ),
         ({"n_envs": 10, "selfplay": {"groups": 4}}, "config", "multiple of selfplay.groups"),
         ({"n_envs": 8, "ppo": {"n_steps": 8, "batch_size": 128}}, "config", "ppo.batch_size"),
@@ -183,6 +191,26 @@ def test_pool_snapshots_are_frozen_copies_and_state_round_trips() -> None:
     assert np.isfinite(restored.effective_probs()["latest"])
 
 
+def test_pool_start_is_drawn_once_set_and_its_share_waits_on_the_baselines() -> None:
+    probs = {"greedy": 0.2, "heuristic": 0.2, "snapshot": 0.2, "start": 0.4}
+    pool = OpponentPool(probs, 2, seed=5)
+    assert pool.effective_probs() == {"greedy": 0.5, "heuristic": 0.5}
+    live = _weights(2.0)
+    pool.set_start(live)
+    live["w"] += 1.0  # the start is a frozen copy
+    # No snapshot yet: its 0.2 goes to the baselines in proportion (0.2 + 0.1 each).
+    assert pool.effective_probs() == pytest.approx({"greedy": 0.3, "heuristic": 0.3, "start": 0.4})
+    pool.add_snapshot(3, _weights(3.0))
+    draws = pool.sample(20_000)
+    starts = [d for d in draws if isinstance(d, Snapshot) and d.kind == "start"]
+    assert len(starts) / len(draws) == pytest.approx(0.4, abs=0.015)
+    assert torch.equal(starts[0].state_dict["w"], torch.full((2,), 2.0))
+    restored = OpponentPool(probs, 2, seed=0)
+    restored.load_state_dict(pool.state_dict())
+    assert restored.start is not None and restored.start.name == "start@0"
+    assert torch.equal(restored.start.state_dict["w"], torch.full((2,), 2.0))
+
+
 # A tiny run end to end -----------------------------------------------------------------------
 
 
@@ -190,10 +218,14 @@ def _tiny(**changes: object) -> dict:
     return {**TINY, **changes}
 
 
-def _final_weights(run_dir: Path) -> dict[str, torch.Tensor]:
+def _policy_weights(path: Path) -> dict[str, torch.Tensor]:
     from sb3_contrib import MaskablePPO
 
-    return MaskablePPO.load(run_dir / "final.zip", device="cpu").policy.state_dict()
+    return MaskablePPO.load(path, device="cpu").policy.state_dict()
+
+
+def _final_weights(run_dir: Path) -> dict[str, torch.Tensor]:
+    return _policy_weights(run_dir / "final.zip")
 
 
 def test_tiny_run_checkpoints_resumes_and_loads_into_policy_agent(tmp_path: Path) -> None:
@@ -439,3 +471,44 @@ def test_a_run_from_scratch_is_evaluated_from_its_random_network(tmp_path: Path)
     rows = read_csv(tmp_path / "run" / "evals.csv")
     assert [(r["update"], r["timesteps"]) for r in rows] == [("0", "0"), ("1", "128")]
     assert not (tmp_path / "run" / "clone.zip").exists()
+
+
+def test_init_from_starts_ppo_from_a_saved_clone_and_refuses_another_network(
+    tmp_path: Path,
+) -> None:
+    """``warm_start.init_from``: PPO starts from the saved weights, and nothing is collected."""
+    from training.train import train
+
+    quiet = {"every": 0, "final_deals": 0}
+    first = tmp_path / "first"
+    train(validate(_tiny(total_timesteps=128, eval=quiet)), first, progress=False)
+    saved = first / "clone.zip"
+    start = {"teacher": "greedy", "init_from": str(saved)}
+    run = tmp_path / "run"
+    config = validate(_tiny(seed=4, total_timesteps=128, eval=quiet, warm_start=start))
+    train(config, run, progress=False)  # another seed: a fresh clone would differ
+    clone, theirs = (_policy_weights(path) for path in (run / "clone.zip", saved))
+    assert all(torch.equal(clone[k], theirs[k]) for k in theirs)
+    assert not (run / "warm_start").exists()
+    assert f"started from `{saved}`" in (run / "report.md").read_text()
+
+    wider = {**TINY["ppo"], "card_width": 16}
+    other = validate(_tiny(total_timesteps=128, eval=quiet, warm_start=start, ppo=wider))
+    with pytest.raises(ConfigError, match=r"init_from: .*clone.zip holds a different network"):
+        train(other, tmp_path / "other", progress=False)
+
+
+def test_a_run_with_start_in_its_pool_plays_its_clone(tmp_path: Path) -> None:
+    from training.checkpoints import RunState
+
+    quiet = {"every": 0, "final_deals": 0}
+    probs = {**TINY["selfplay"], "opponents": {"random": 0.5, "start": 0.5}}
+    from training.train import latest_checkpoint, train
+
+    run = tmp_path / "run"
+    train(validate(_tiny(total_timesteps=128, eval=quiet, selfplay=probs)), run, progress=False)
+    pool = OpponentPool({"random": 0.5, "start": 0.5}, 1, seed=0)
+    RunState.load(latest_checkpoint(run), pool)  # type: ignore[arg-type]
+    clone = _policy_weights(run / "clone.zip")
+    assert pool.start is not None
+    assert all(torch.equal(pool.start.state_dict[k], clone[k]) for k in clone)

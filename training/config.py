@@ -22,7 +22,7 @@ from scopa_env.tables import TABLES, Table, resolve_table
 #: The folder a relative ``export_to`` is inside: the repository, not the working directory.
 REPOSITORY = Path(__file__).resolve().parents[1]
 #: Opponents the self-play pool can draw: batched baselines and frozen copies of the learner.
-POOL_MEMBERS = ("random", "greedy", "heuristic", "snapshot", "latest")
+POOL_MEMBERS = ("random", "greedy", "heuristic", "snapshot", "latest", "start")
 #: Baselines the periodic evaluation can play against (any ``agents.make_agent`` name works),
 #: and ``clone``: the run's own warm start (``clone.zip``), PPO's starting point.
 EVAL_OPPONENTS = ("random", "greedy", "heuristic", "ismcts", "clone")
@@ -101,8 +101,10 @@ class SelfPlayConfig(_Section):
     #: draws its opponent from the pool, so one rollout mixes opponents as configured.
     groups: int = Field(8, ge=1)
     #: Probability of each pool member: ``random``, ``greedy``, ``heuristic`` (the baselines),
-    #: ``snapshot`` (a uniformly chosen frozen snapshot) and ``latest`` (the newest snapshot).
-    #: Until the first snapshot exists, the snapshot share goes to the baselines.
+    #: ``snapshot`` (a uniformly chosen frozen snapshot), ``latest`` (the newest snapshot) and
+    #: ``start`` (the run's starting point, its clone, frozen before the first update and kept
+    #: all run: what PPO has to beat head to head). Until the first snapshot exists, the
+    #: snapshot share goes to the baselines.
     opponents: dict[str, float] = Field(default_factory=lambda: {"random": 0.5, "greedy": 0.5})
 
     @field_validator("opponents")
@@ -116,7 +118,9 @@ class SelfPlayConfig(_Section):
         total = sum(probs.values())
         if abs(total - 1.0) > 1e-6:
             raise ValueError(f"probabilities must sum to 1, they sum to {total:g}")
-        if not any(p > 0 for name, p in probs.items() if name not in ("snapshot", "latest")):
+        if not any(
+            p > 0 for name, p in probs.items() if name not in ("snapshot", "latest", "start")
+        ):
             raise ValueError(
                 "random, greedy or heuristic needs a positive probability (before any snapshot)"
             )
@@ -157,6 +161,20 @@ class WarmStartConfig(_Section):
     #: per deal its choice gives up, by the search's values) to the loss, so each decision
     #: counts by its stakes.
     regret_weight: float = Field(0.0, ge=0)
+    #: A saved model (``clone.zip`` of an earlier run with the same ``ppo`` network) whose
+    #: weights PPO starts from instead of cloning the teacher again, so a recipe's PPO phase
+    #: can be tried without paying for the teacher's decisions; ``teacher`` then only names
+    #: what that clone was taught by (for the report), and nothing is collected.
+    init_from: str | None = Field(None, min_length=1)
+
+    @field_validator("init_from")
+    @classmethod
+    def _init_from_is_a_model(cls, path: str | None) -> str | None:
+        if path is not None and not Path(path).is_file():
+            raise ValueError(
+                f"no file {path}: give the path of a saved model such as a run's clone.zip"
+            )
+        return path
 
     @model_validator(mode="after")
     def _search_values_need_a_search(self) -> WarmStartConfig:
@@ -315,9 +333,10 @@ class TrainConfig(_Section):
                 f"ppo.n_steps * n_envs = {rollout}"
             )
         named = set(self.eval.opponents) | set(self.eval.final_opponents or ())
-        if "clone" in named and self.warm_start.teacher is None:
+        if "clone" in named and self.warm_start.teacher is None and not self.warm_start.init_from:
             raise ValueError(
-                "eval opponent 'clone' is the run's warm start, but warm_start.teacher is null"
+                "eval opponent 'clone' is the run's warm start, but warm_start.teacher and "
+                "warm_start.init_from are null"
             )
         if self.n_envs % self.selfplay.groups:
             raise ValueError(

@@ -100,7 +100,9 @@ def write_report(
         else "none (no periodic evaluation)"
     )
     warm = "none (PPO from a random network)"
-    if state.warm_start:
+    if state.warm_start and config.warm_start.init_from:
+        warm = f"started from `{config.warm_start.init_from}` (no cloning in this run)"
+    elif state.warm_start:
         warm = (
             f"behaviour cloning of `{config.warm_start.teacher}` on "
             f"{int(state.warm_start['samples']):,} decisions, "

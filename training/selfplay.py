@@ -22,7 +22,7 @@ from agents.base import reset_agent
 from scopa_env.vector_env import ScopaVecEnv
 
 BASELINES = ("random", "greedy", "heuristic")
-SNAPSHOT_KINDS = ("snapshot", "latest")
+SNAPSHOT_KINDS = ("snapshot", "latest", "start")
 
 
 @dataclass
@@ -31,25 +31,30 @@ class Snapshot:
 
     update: int
     state_dict: dict[str, torch.Tensor]
+    #: ``snapshot``, or ``start``: the run's starting point (its clone), kept for the whole run.
+    kind: str = "snapshot"
 
     @property
     def name(self) -> str:
-        return f"snapshot@{self.update}"
+        return f"{self.kind}@{self.update}"
 
 
 @dataclass
 class OpponentPool:
     """Draws opponents with the configured probabilities; holds the snapshots.
 
-    ``probs`` maps ``random``, ``greedy``, ``snapshot`` and ``latest`` to probabilities. Until
-    the first snapshot exists the snapshot kinds' share is spread over the baselines in
-    proportion to theirs, so training can start before any snapshot is taken.
+    ``probs`` maps ``random``, ``greedy``, ``heuristic``, ``snapshot``, ``latest`` and
+    ``start`` to probabilities. Until the first snapshot exists (or the start is set) those
+    kinds' share is spread over the baselines in proportion to theirs, so training can start
+    before any snapshot is taken.
     """
 
     probs: Mapping[str, float]
     max_snapshots: int
     seed: int
     snapshots: list[Snapshot] = field(default_factory=list)
+    #: The starting point, frozen before the first update (``set_start``); never dropped.
+    start: Snapshot | None = None
 
     def __post_init__(self) -> None:
         self.rng = np.random.default_rng(self.seed)
@@ -62,14 +67,25 @@ class OpponentPool:
         del self.snapshots[: -self.max_snapshots]
         return snapshot
 
+    def set_start(self, state_dict: Mapping[str, torch.Tensor]) -> None:
+        """Freeze the starting point (the clone) as the pool member ``start``."""
+        frozen = {k: v.detach().to("cpu", copy=True) for k, v in state_dict.items()}
+        self.start = Snapshot(0, frozen, kind="start")
+
     def effective_probs(self) -> dict[str, float]:
         """The probabilities actually used now (snapshot kinds only once a snapshot exists)."""
         probs = {k: float(v) for k, v in self.probs.items() if v > 0}
-        if self.snapshots:
+        ready = {"snapshot": bool(self.snapshots), "latest": bool(self.snapshots)}
+        ready["start"] = self.start is not None
+        if all(ready.get(k, True) for k in probs):
             return probs
         baseline = {k: v for k, v in probs.items() if k in BASELINES}
         total = sum(baseline.values())
-        return {k: v / total for k, v in baseline.items()}
+        if not any(ready.get(k, False) for k in probs):
+            return {k: v / total for k, v in baseline.items()}
+        kept = {k: v for k, v in probs.items() if ready.get(k, True)}
+        free = 1.0 - sum(kept.values())
+        return {k: v + free * v / total if k in BASELINES else v for k, v in kept.items()}
 
     def sample(self, n: int) -> list[str | Snapshot]:
         """``n`` independent draws: a baseline name or a ``Snapshot``."""
@@ -84,6 +100,9 @@ class OpponentPool:
                 members.append(self.snapshots[self.rng.integers(len(self.snapshots))])
             elif kind == "latest":
                 members.append(self.snapshots[-1])
+            elif kind == "start":
+                assert self.start is not None
+                members.append(self.start)
             else:
                 members.append(kind)
         return members
@@ -94,11 +113,14 @@ class OpponentPool:
         return {
             "rng": self.rng.bit_generator.state,
             "snapshots": [(s.update, s.state_dict) for s in self.snapshots],
+            "start": None if self.start is None else self.start.state_dict,
         }
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
         self.rng.bit_generator.state = state["rng"]
         self.snapshots = [Snapshot(update, weights) for update, weights in state["snapshots"]]
+        start = state.get("start")  # absent in checkpoints written before the start member
+        self.start = None if start is None else Snapshot(0, start, kind="start")
 
 
 class FrozenPolicy:
@@ -114,12 +136,12 @@ class FrozenPolicy:
         for param in self.policy.parameters():
             param.requires_grad_(False)
         self.generator = torch.Generator().manual_seed(seed)
-        self.loaded: int | None = None
+        self.loaded: str | None = None
 
     def load(self, snapshot: Snapshot) -> None:
-        if self.loaded != snapshot.update:
+        if self.loaded != snapshot.name:
             self.policy.load_state_dict(snapshot.state_dict)
-            self.loaded = snapshot.update
+            self.loaded = snapshot.name
 
     @torch.no_grad()
     def act_batch(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
@@ -201,8 +223,8 @@ class SwitchableOpponent:
 
     @property
     def kind(self) -> str:
-        """``random``, ``greedy`` or ``snapshot``: what training statistics are grouped by."""
-        return "snapshot" if isinstance(self.member, Snapshot) else self.member
+        """A baseline's name, ``snapshot`` or ``start``: what training statistics are grouped by."""
+        return self.member.kind if isinstance(self.member, Snapshot) else self.member
 
 
 class PoolOpponents:

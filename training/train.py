@@ -180,7 +180,14 @@ def _train(
         )
         env.attach_policy(model.policy)
         live.update(state=state, model=model)
-        if config.warm_start.teacher is not None:
+        if config.warm_start.init_from is not None:
+            from training.warm_start import start_from
+
+            state.warm_start = start_from(model, Path(config.warm_start.init_from))
+            state.wall_s += state.warm_start["seconds"]
+            with atomic_path(run_dir / "clone.zip") as tmp:
+                model.save(tmp)
+        elif config.warm_start.teacher is not None:
             state.warm_start = run_warm_start(model, env, config, run_dir)
             state.wall_s += state.warm_start["seconds"]
             with atomic_path(run_dir / "clone.zip") as tmp:  # PPO's starting point, to compare

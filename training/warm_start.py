@@ -384,3 +384,26 @@ def warm_start(
         config.regret_weight,
     )
     return WarmStartResult(len(data.actions), accuracy, time.perf_counter() - start)
+
+
+def start_from(model: Any, path: Path) -> dict[str, float]:
+    """Load the weights of the model saved at ``path`` into ``model``'s policy (``init_from``).
+
+    The saved network must be the one the config builds (same policy class and options, the
+    table among them); a different one is a ``ConfigError`` naming the path, never a
+    half-loaded network.
+    """
+    from agents.policy import load_policy_checkpoint
+    from training.config import ConfigError
+
+    start = time.perf_counter()
+    saved = load_policy_checkpoint(path)
+    ours = (type(model.policy).__name__, model.policy_kwargs)
+    theirs = (type(saved.policy).__name__, saved.policy_kwargs)
+    if ours != theirs:
+        raise ConfigError(
+            f"warm_start.init_from: {path} holds a different network ({theirs[0]} with "
+            f"{theirs[1]}) from the one this config's ppo section builds ({ours[0]} with {ours[1]})"
+        )
+    model.policy.load_state_dict(saved.policy.state_dict())
+    return {"seconds": time.perf_counter() - start}
