@@ -81,5 +81,6 @@ def test_a_few_ppo_updates_keep_the_clones_moves(tmp_path: Path) -> None:
     assert float(rows[0]["points_per_deal"]) == 0.0
     kept = _agreement(run_dir)
     assert kept >= 0.95, f"three updates of the quick recipe kept {kept:.1%} of the clone's moves"
-    wrecked = _agreement(_train(tmp_path, "wrecked", "ppo.learning_rate=0.02"))
+    clone = f"warm_start.init_from={run_dir / 'clone.zip'}"  # the same start, not cloned again
+    wrecked = _agreement(_train(tmp_path, "wrecked", clone, "ppo.learning_rate=0.02"))
     assert wrecked < kept - 0.03, (kept, wrecked)
