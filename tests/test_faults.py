@@ -511,7 +511,31 @@ def test_a_checkpoint_with_a_manifest_is_whole_only_as_written(tmp_path: Path) -
 
 
 # An RLlib run stopped, resumed from its newest whole checkpoint and ending as the unstopped
-# run: tests/test_rllib_resume.py, with one Ray session for its runs.
+# run: tests/test_rllib_resume.py, with one Ray session for its runs. Here, the command itself.
+
+
+@pytest.mark.slow
+def test_an_rllib_command_stopped_leaves_no_process_and_says_how_to_resume(
+    tmp_path: Path,
+) -> None:
+    """SIGINT to ``scopa train`` of an RLlib run just after its first checkpoint: the command
+    starts and ends its own Ray, and nothing of its session outlives it (``stopped``)."""
+    pytest.importorskip("ray.rllib")
+    config = {
+        "engine": "rllib", "name": "tiny", "seed": 0, "iterations": 2, "num_env_runners": 0,
+        "module": "mlp", "hidden": [16], "opponents": ["random"], "train_batch_size": 200,
+        "minibatch_size": 100, "num_epochs": 1, "torch_threads": 1, "checkpoint_every": 1,
+        "final_deals": 0,
+    }  # fmt: skip
+    run = tmp_path / "run"
+    argv = ["train", "--config", str(_config_file(tmp_path, config)), "--run-dir", str(run)]
+    code, err = stopped("training.rllib_train:save_rllib_checkpoint", 1, "SIGINT", argv)
+    assert code == 130, err
+    assert err.splitlines()[-1].endswith(
+        f"the run keeps its checkpoint at iteration 1: continue it with scopa train --resume {run}"
+    )
+    assert [r["iteration"] for r in read_csv(run / "metrics.csv")] == ["1"]
+    assert not (run / ".lock").exists()
 
 
 # Overrides on --resume -----------------------------------------------------------------------
