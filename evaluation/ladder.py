@@ -42,7 +42,7 @@ from evaluation.records import GameRecord, atomic_path, write_csv, write_text
 from evaluation.report import _fmt
 from evaluation.stats import PairingSummary, elo_table, mean_ci, summarise
 from scopa_env.rules import Rules, describe_rules, resolve_rules
-from scopa_env.tables import TABLES, resolve_table
+from scopa_env.tables import resolve_table
 
 #: The folder of the pairings' journals inside a ladder's output folder.
 PAIRINGS = "pairings"
@@ -92,8 +92,6 @@ class LadderConfig(BaseModel):
     @field_validator("table")
     @classmethod
     def _two_sides(cls, table: str) -> str:
-        if table not in TABLES:
-            raise ValueError(f"unknown table {table!r}; choose one of {sorted(TABLES)}")
         if resolve_table(table).sides != 2:
             raise ValueError(
                 f"{table} is a free-for-all: its players meet all at once, not in pairings "

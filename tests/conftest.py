@@ -88,13 +88,19 @@ def assert_same(a: tuple, b: tuple) -> None:
             np.testing.assert_array_equal(u, v)
 
 
+def encode_deal(deal: Deal, seat: int = 0, **kwargs: Any) -> np.ndarray:
+    """``seat``'s two-player observation vector of ``deal`` (``kwargs``: ``encode``'s pending
+    capture), as ``scopa_v0`` encodes it."""
+    m = deal.masks
+    return encode(
+        m["hands"], m["table"], m["piles"], m["played"], len(deal.stock), deal.scope,
+        deal.last_capturer, deal.dealer, seat, **kwargs,
+    )  # fmt: skip
+
+
 def observe_deal(deal: Deal, pending: int | None = None, picked: int = 0) -> dict[str, np.ndarray]:
     """Player 0's observation dict of ``deal``, as ``scopa_v0`` encodes it."""
-    m = deal.masks
-    obs = encode(
-        m["hands"], m["table"], m["piles"], m["played"], len(deal.stock), deal.scope,
-        deal.last_capturer, deal.dealer, 0, pending_card=pending, picked=picked,
-    )  # fmt: skip
+    obs = encode_deal(deal, 0, pending_card=pending, picked=picked)
     mask = np.zeros(80, dtype=np.int8)
     if pending is None:
         mask[list(deal.hands[0])] = 1

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import observe_deal
+from conftest import encode_deal, observe_deal
 
 from agents import (
     GreedyAgent,
@@ -156,10 +156,7 @@ def test_determinizer_deals_only_unseen_cards() -> None:
         deal.play(deal.legal_moves()[0])
     me = deal.current_player
     m = deal.masks
-    obs = encode(
-        m["hands"], m["table"], m["piles"], m["played"], len(deal.stock), deal.scope,
-        deal.last_capturer, deal.dealer, me,
-    )  # fmt: skip
+    obs = encode_deal(deal, me)
     info = InfoState.from_observation(obs)
     determinizer = Determinizer(SeatView.from_observation(obs), Rules())
     rng = np.random.default_rng(0)

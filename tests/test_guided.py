@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import SEVENS_AND_COINS, observe_deal, play_deals
+from conftest import SEVENS_AND_COINS, encode_deal, observe_deal, play_deals
 
 from agents import GuidedAgent, make_agent
 from agents.guided import Root
@@ -16,7 +16,7 @@ from scopa_env.engine import Deal
 from scopa_env.environments import make_aec
 from scopa_env.errors import CheckpointNotFoundError, PlayerError
 from scopa_env.info_state import InfoState
-from scopa_env.observation import deal_block, encode
+from scopa_env.observation import deal_block
 from scopa_env.rules import Rules
 
 pytestmark = pytest.mark.skipif(
@@ -132,11 +132,7 @@ def test_batched_leaf_values_are_the_networks_one_by_one(player: GuidedAgent) ->
     policy = player.leaf.policy
     for deal, value in zip(deals, batched, strict=True):
         seat = deal.current_player
-        m = deal.masks
-        obs = encode(
-            m["hands"], m["table"], m["piles"], m["played"], len(deal.stock), deal.scope,
-            deal.last_capturer, deal.dealer, seat,
-        )  # fmt: skip
+        obs = encode_deal(deal, seat)
         with torch.inference_mode():
             alone = float(policy.predict_values(torch.as_tensor(obs[None]))[0, 0])
         assert value == pytest.approx(alone if seat == 0 else -alone, abs=1e-5)

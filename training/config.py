@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from scopa_env.errors import ScopaError
 from scopa_env.rules import Rules, describe_rules, resolve_rules
-from scopa_env.tables import TABLES, Table, resolve_table
+from scopa_env.tables import Table, resolve_table
 
 #: The folder a relative ``export_to`` is inside: the repository, not the working directory.
 REPOSITORY = Path(__file__).resolve().parents[1]
@@ -312,8 +312,7 @@ class TrainConfig(_Section):
     @field_validator("table")
     @classmethod
     def _known_table(cls, table: str) -> str:
-        if table not in TABLES:
-            raise ValueError(f"unknown table {table!r}; choose one of {sorted(TABLES)}")
+        resolve_table(table)  # raises TableError (a ValueError) naming the tables
         return table
 
     @model_validator(mode="after")
