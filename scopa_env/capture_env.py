@@ -66,45 +66,33 @@ RESET_OPTIONS = ("deck", "first_player")
 _VALUE = [int(v) for v in CAPTURE_VALUE]
 #: An observation layout: the encoder and the upper bounds of the vector.
 Layout = tuple[Callable[..., np.ndarray], np.ndarray]
-#: A layout's hot path: its ``encode_view``, ``deal_block`` and ``writer``
+#: A layout's hot path: its ``view_features``, ``deal_block`` and ``writer``
 #: (``scopa_env.observation`` documents them).
 FastLayout = tuple[
-    Callable[..., np.ndarray], Callable[..., tuple[float, ...]], Callable[[], ObservationWriter]
+    Callable[..., tuple[tuple[int, ...], tuple[float, ...]]],
+    Callable[..., tuple[float, ...]],
+    Callable[[], ObservationWriter],
 ]
-
-#: Action masks by legal-action bits, handed out as copies (building one costs more).
-_MASKS: dict[int, np.ndarray] = {}
-_MASKS_HELD = 1 << 15
-
-
-def action_mask(legal: int) -> np.ndarray:
-    """The int8 action mask of the legal-action bits ``legal``: a new array each call."""
-    mask = _MASKS.get(legal)
-    if mask is None:
-        if len(_MASKS) >= _MASKS_HELD:
-            _MASKS.clear()
-        mask = _MASKS[legal] = bits_to_mask(legal, NUM_ACTIONS)
-        mask.flags.writeable = False
-    return mask.copy()
 
 
 def fast_layout(encoder: Callable[..., np.ndarray]) -> FastLayout | None:
     """The hot path of one of this package's encoders, or None for any other encoder.
 
     An environment with such an encoder observes straight from its deal (``Deal.view``) with
-    the match features worked out once a deal; ``tests/test_fast_paths.py`` holds the two
+    the match features worked out once a deal, writing the vector and the action mask
+    together (``ObservationWriter.observe``); ``tests/test_fast_paths.py`` holds the two
     paths equal at every table.
     """
     from scopa_env import observation, scopone_observation, table_observation
 
     if encoder is observation.encode:
-        return observation.encode_view, observation.deal_block, observation.writer
+        return observation.view_features, observation.deal_block, observation.writer
     if encoder is scopone_observation.encode_dealt:
         module = scopone_observation
-        return module.encode_view, module.deal_block, module.writer
+        return module.view_features, module.deal_block, module.writer
     layout = getattr(encoder, "__self__", None)
     if isinstance(layout, table_observation.TableLayout) and encoder == layout.encode:
-        return layout.encode_view, layout.deal_block, layout.writer
+        return layout.view_features, layout.deal_block, layout.writer
     return None
 
 
@@ -273,7 +261,7 @@ class CaptureGameEnv(AECEnv, EzPickle):
         self._encoder = encoder
         fast = fast_layout(encoder)
         self._fast = None if fast is None else fast[:2]
-        self._write = None if fast is None else fast[2]().write
+        self._write = None if fast is None else fast[2]().observe
         self._rng: np.random.Generator | None = None
         self._current: int | None = None  # the player to move; None once the game is over
 
@@ -674,12 +662,14 @@ class CaptureGameEnv(AECEnv, EzPickle):
         if fast is None:
             return self._observe_simple(player)
         if player != self._current:
-            observation = fast[0](self._view, player, None, 0, self._blocks[player], self._write)
-            return {"observation": observation, "action_mask": action_mask(0)}
-        observation = fast[0](
-            self._view, player, self._pending, self._picked, self._blocks[player], self._write
-        )
-        return {"observation": observation, "action_mask": action_mask(self._legal)}
+            planes, values = fast[0](self._view, player, None, 0, self._blocks[player])
+            observation, mask = self._write(planes, values, 0)
+        else:
+            planes, values = fast[0](
+                self._view, player, self._pending, self._picked, self._blocks[player]
+            )
+            observation, mask = self._write(planes, values, self._legal)
+        return {"observation": observation, "action_mask": mask}
 
     def _observe_simple(self, player: int) -> dict[str, np.ndarray]:
         """``_observe`` through the layout's encoder and ``Deal.masks``: any encoder's path."""

@@ -96,6 +96,8 @@ _BYTE_BITS = np.unpackbits(
 ).astype(np.float32)
 _BYTE_BITS_INT8 = _BYTE_BITS.astype(np.int8)
 _CARD_BYTES = NUM_CARDS // 8
+#: The action mask as two 40-wide halves: play a card, take a table card.
+_MASK_HALVES = 2
 _BIT_WEIGHTS = np.uint64(1) << np.arange(NUM_CARDS, dtype=np.uint64)
 _PLANE_INDEX = {name: i for i, name in enumerate(PLANES)}
 
@@ -170,31 +172,51 @@ def write_observation(
 
 class ObservationWriter:
     """``write_observation`` for one layout through scratch arrays made once, returning a new
-    vector each call (one copy, instead of building each array and view anew).
+    vector each call (one copy, instead of building each array and view anew); ``observe``
+    writes the action mask beside it in the same calls.
 
-    One scratch buffer holds the vector and, after it, each plane's mask as a little-endian
-    64-bit word, so that one ``struct`` call writes the scalars and the masks together; the
-    planes' first five bytes (their 40 cards) index the byte rows. Not for sharing between
+    One scratch buffer holds the mask's 80 entries as float32, the vector right after them,
+    then each plane's mask (and first the action mask's two 40-action halves) as a
+    little-endian 64-bit word, so that one ``struct`` call writes the scalars and the masks
+    together and one ``take`` of their first five bytes (40 cards) writes every 0/1 entry;
+    the action mask then comes out as int8 by one cast. Building a mask on its own costs more
+    than that (and a cache of masks misses once hands hold many cards). Not for sharing between
     threads: each environment has its own.
     """
 
     def __init__(self, num_planes: int, scalars: struct.Struct) -> None:
         count, start = scalars.size // 4, num_planes * NUM_CARDS
-        buffer = np.zeros(start + count + 2 * num_planes, dtype=np.float32)
-        vector = buffer[: start + count]
-        index = buffer[start + count :].view(np.uint8).reshape(num_planes, 8)[:, :_CARD_BYTES]
-        planes = buffer[:start].reshape(num_planes, _CARD_BYTES, 8)
-        pack_into = struct.Struct(f"<{count}f{num_planes}Q").pack_into
-        offset, take, copy = 4 * start, _BYTE_BITS.take, vector.copy
+        rows = _MASK_HALVES + num_planes
+        head = _MASK_HALVES * NUM_CARDS
+        buffer = np.zeros(head + start + count + 2 * rows, dtype=np.float32)
+        action_mask = buffer[:head]
+        vector = buffer[head : head + start + count]
+        index = buffer[head + start + count :].view(np.uint8).reshape(rows, 8)[:, :_CARD_BYTES]
+        planes = buffer[: head + start].reshape(rows, _CARD_BYTES, 8)
+        # ``write`` packs zero bytes in place of the action mask's words.
+        pack_planes = struct.Struct(f"<{count}f{8 * _MASK_HALVES}x{num_planes}Q").pack_into
+        pack_all = struct.Struct(f"<{count}f{rows}Q").pack_into
+        offset, take, copy = 4 * (head + start), _BYTE_BITS.take, vector.copy
+        cast, int8, cards = action_mask.astype, np.int8, ALL_CARDS_MASK
         self._vector = vector
 
         def write(masks: Sequence[int], values: Sequence[float]) -> np.ndarray:
-            pack_into(buffer, offset, *values, *masks)
+            pack_planes(buffer, offset, *values, *masks)
             take(index, 0, planes, "clip")
             return copy()
 
+        def observe(
+            masks: Sequence[int], values: Sequence[float], legal: int
+        ) -> tuple[np.ndarray, np.ndarray]:
+            pack_all(buffer, offset, *values, legal & cards, legal >> NUM_CARDS, *masks)
+            take(index, 0, planes, "clip")
+            return copy(), cast(int8)
+
         #: ``write(planes, values)``: the call itself, without ``__call__``'s lookup.
         self.write = write
+        #: ``observe(planes, values, legal)``: the vector and the int8 mask of the 80
+        #: legal-action bits ``legal`` (``bits_to_mask``), both new arrays.
+        self.observe = observe
 
     def __call__(self, planes: Sequence[int], values: Sequence[float]) -> np.ndarray:
         return self.write(planes, values)
@@ -254,17 +276,16 @@ def split_pending(hand: int, pending_card: int | None) -> tuple[int, int, tuple[
     return hand & ~pending, pending, PHASE_VALUES[1]
 
 
-def encode_view(
+def view_features(
     view: DealView,
     player: int,
     pending_card: int | None,
     picked: int,
     block: tuple[float, ...],
-    write: Callable[[Sequence[int], Sequence[float]], np.ndarray],
-) -> np.ndarray:
-    """``encode`` from a deal's ``view`` and the player's ``deal_block``, written by ``write``
-    (``writer()``'s, or ``write_observation``): what ``encode`` and the environment's hot path
-    both run."""
+) -> tuple[tuple[int, ...], tuple[float, ...]]:
+    """The card planes (bit masks) and scalar values of ``player``'s observation, from a deal's
+    ``view`` and the player's ``deal_block``: what ``encode`` and the environment's hot path
+    both run (the environment writing them with the action mask: ``ObservationWriter``)."""
     hands, table, piles, played, stock_size, scope, last_capturer, _dealer = view
     opp = 1 - player
     hand = hands[player]
@@ -274,18 +295,27 @@ def encode_view(
         pending, phase = 0, _PLAY
     else:
         hand, pending, phase = split_pending(hand, pending_card)
-    return write(
-        (hand, table, mine, theirs, played[player], played[opp], unseen, pending, picked),
-        (
-            *phase,
-            stock_size / STOCK_SCALE,
-            hands[opp].bit_count() / HAND_SCALE,
-            scope[player] / SCOPE_SCALE,
-            scope[opp] / SCOPE_SCALE,
-            *block,
-            *_LAST[2 if last_capturer is None else last_capturer != player],
-        ),
+    return (hand, table, mine, theirs, played[player], played[opp], unseen, pending, picked), (
+        *phase,
+        stock_size / STOCK_SCALE,
+        hands[opp].bit_count() / HAND_SCALE,
+        scope[player] / SCOPE_SCALE,
+        scope[opp] / SCOPE_SCALE,
+        *block,
+        *_LAST[2 if last_capturer is None else last_capturer != player],
     )
+
+
+def encode_view(
+    view: DealView,
+    player: int,
+    pending_card: int | None,
+    picked: int,
+    block: tuple[float, ...],
+    write: Callable[[Sequence[int], Sequence[float]], np.ndarray],
+) -> np.ndarray:
+    """``view_features`` written by ``write`` (``writer()``'s, or ``write_observation``)."""
+    return write(*view_features(view, player, pending_card, picked, block))
 
 
 def encode(

@@ -128,17 +128,16 @@ def writer() -> ObservationWriter:
     return ObservationWriter(NUM_PLANES, _SCALARS)
 
 
-def encode_view(
+def view_features(
     view: DealView,
     player: int,
     pending_card: int | None,
     picked: int,
     block: tuple[float, ...],
-    write: Callable[[Sequence[int], Sequence[float]], np.ndarray],
-) -> np.ndarray:
-    """``encode`` from a deal's ``view`` (its stock size unused: Scopone deals every card) and
-    the seat's ``deal_block``, written by ``write`` (``writer()``'s, or
-    ``write_observation``): what ``encode`` and the environment's hot path both run."""
+) -> tuple[tuple[int, ...], tuple[float, ...]]:
+    """The card planes (bit masks) and scalar values of seat ``player``'s observation, from a
+    deal's ``view`` (its stock size unused: Scopone deals every card) and the seat's
+    ``deal_block``: what ``encode`` and the environment's hot path both run."""
     hands, table, piles, played, _stock, scope, last_capturer, _dealer = view
     me, after, partner, before = _SEATS[player]
     ours, theirs = piles[me] | piles[partner], piles[after] | piles[before]
@@ -148,31 +147,40 @@ def encode_view(
         pending, phase = 0, PHASE_VALUES[0]
     else:
         hand, pending, phase = split_pending(hand, pending_card)
-    return write(
-        (
-            hand,
-            table,
-            ours,
-            theirs,
-            played[me],
-            played[after],
-            played[partner],
-            played[before],
-            unseen,
-            pending,
-            picked,
-        ),
-        (
-            *phase,
-            hands[after].bit_count() / HAND_SCALE,
-            hands[partner].bit_count() / HAND_SCALE,
-            hands[before].bit_count() / HAND_SCALE,
-            (scope[me] + scope[partner]) / SCOPE_SCALE,
-            (scope[after] + scope[before]) / SCOPE_SCALE,
-            *block,
-            *_LAST[2 if last_capturer is None else last_capturer & 1 != me & 1],
-        ),
+    return (
+        hand,
+        table,
+        ours,
+        theirs,
+        played[me],
+        played[after],
+        played[partner],
+        played[before],
+        unseen,
+        pending,
+        picked,
+    ), (
+        *phase,
+        hands[after].bit_count() / HAND_SCALE,
+        hands[partner].bit_count() / HAND_SCALE,
+        hands[before].bit_count() / HAND_SCALE,
+        (scope[me] + scope[partner]) / SCOPE_SCALE,
+        (scope[after] + scope[before]) / SCOPE_SCALE,
+        *block,
+        *_LAST[2 if last_capturer is None else last_capturer & 1 != me & 1],
     )
+
+
+def encode_view(
+    view: DealView,
+    player: int,
+    pending_card: int | None,
+    picked: int,
+    block: tuple[float, ...],
+    write: Callable[[Sequence[int], Sequence[float]], np.ndarray],
+) -> np.ndarray:
+    """``view_features`` written by ``write`` (``writer()``'s, or ``write_observation``)."""
+    return write(*view_features(view, player, pending_card, picked, block))
 
 
 def encode(

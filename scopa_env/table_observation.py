@@ -194,6 +194,19 @@ class TableLayout:
         """A writer of this layout's vectors, for ``encode_view``."""
         return ObservationWriter(self._num_planes, self._scalars)
 
+    def view_features(
+        self,
+        view: DealView,
+        player: int,
+        pending_card: int | None,
+        picked: int,
+        block: tuple[float, ...],
+    ) -> tuple[tuple[int, ...], tuple[float, ...]]:
+        """The card planes (bit masks) and scalar values of seat ``player``'s observation,
+        from a deal's ``view`` and the seat's ``deal_block``: what ``encode`` and the
+        environment's hot path both run."""
+        return self._seat_encoders[player](view, pending_card, picked, block)
+
     def encode_view(
         self,
         view: DealView,
@@ -203,13 +216,11 @@ class TableLayout:
         block: tuple[float, ...],
         write: Callable[[Sequence[int], Sequence[float]], np.ndarray],
     ) -> np.ndarray:
-        """``encode`` from a deal's ``view`` and the seat's ``deal_block``, written by
-        ``write`` (``writer()``'s, or ``write_observation``): what ``encode`` and the
-        environment's hot path both run."""
-        return self._seat_encoders[player](view, pending_card, picked, block, write)
+        """``view_features`` written by ``write`` (``writer()``'s, or ``write_observation``)."""
+        return write(*self._seat_encoders[player](view, pending_card, picked, block))
 
-    def _seat_encoder(self, me: int) -> Callable[..., np.ndarray]:
-        """``encode_view`` for observer seat ``me``, written out with the seats in offset order
+    def _seat_encoder(self, me: int) -> Callable[..., tuple[tuple[int, ...], tuple[float, ...]]]:
+        """``view_features`` for observer seat ``me``, written out with the seats in offset order
         (one indexing per feature, where a loop over the seats costs several times more)."""
         n = self._players
         order = self._seats[me]
@@ -218,7 +229,7 @@ class TableLayout:
         sizes = ", ".join(f"HAND[hands[{s}].bit_count()]" for s in order[1:])
         scope = ", ".join(f"scope[{s}] / SCOPE" for s in order)
         source = f"""
-def encode_seat(view, pending_card, picked, block, write):
+def encode_seat(view, pending_card, picked, block):
     hands, table, piles, played, stock_size, scope, last_capturer, _dealer = view
     hand = hands[{me}]
     unseen = ALL & ~(hand | table | {" | ".join(f"piles[{s}]" for s in range(n))})
@@ -226,16 +237,13 @@ def encode_seat(view, pending_card, picked, block, write):
         pending, phase = 0, PLAY
     else:
         hand, pending, phase = split_pending(hand, pending_card)
-    return write(
-        (hand, table, {piles}, {played}, unseen, pending, picked),
-        (
-            *phase,
-            stock_size / STOCK,
-            {sizes},
-            {scope},
-            *block,
-            *LAST[{n} if last_capturer is None else (last_capturer - {me}) % {n}],
-        ),
+    return (hand, table, {piles}, {played}, unseen, pending, picked), (
+        *phase,
+        stock_size / STOCK,
+        {sizes},
+        {scope},
+        *block,
+        *LAST[{n} if last_capturer is None else (last_capturer - {me}) % {n}],
     )
 """
         namespace = {

@@ -1,7 +1,7 @@
 """The AEC environment's fast paths against its simple ones, over random games at every table.
 
 The fast path observes straight from the deal (``Deal.view``, the match features worked out
-once a deal, scratch-array writers, cached action masks); the simple path is the layout's
+once a deal, scratch-array writers that write the action mask too); the simple path is the layout's
 public encoder on ``Deal.masks``. Both must give the same bytes in every state.
 """
 
@@ -12,7 +12,8 @@ import pickle
 import numpy as np
 import pytest
 
-from scopa_env.capture_env import action_mask, fast_layout
+from scopa_env import observation, scopone_observation
+from scopa_env.capture_env import fast_layout
 from scopa_env.environments import make_aec
 from scopa_env.observation import bits_to_mask
 from scopa_env.tables import TABLES
@@ -80,13 +81,34 @@ def test_observations_are_new_arrays_each_state() -> None:
     assert first["observation"].flags.writeable
 
 
-def test_action_mask_cache_gives_fresh_copies() -> None:
-    for legal in (0, 1, (1 << 39) | 5, 0b1011 << 40, (1 << 80) - 1):
-        mask = action_mask(legal)
+@pytest.mark.parametrize("module", [observation, scopone_observation])
+def test_the_writer_writes_the_action_mask_beside_the_vector(module: object) -> None:
+    """Actions 0..39 play a card and 40..79 take one: the mask's two halves, each a new array,
+    and the vector the same as ``write`` gives, whatever mask was written before."""
+    writer = module.writer()
+    planes = [0] * module.NUM_PLANES
+    planes[0], planes[1] = (1 << 39) | 5, 0b1011 << 3
+    values = [0.5] * (module.OBS_SIZE - module.NUM_PLANES * 40)
+    expected = writer.write(planes, values)
+    cases = {
+        0: [],
+        1: [0],
+        (1 << 39) | 5: [0, 2, 39],
+        0b1011 << 40: [40, 41, 43],
+        (1 << 80) - 1: list(range(80)),
+    }
+    kept = []
+    for legal, actions in cases.items():
+        vector, mask = writer.observe(planes, values, legal)
+        assert mask.dtype == np.int8 and mask.shape == (80,)
+        assert np.flatnonzero(mask).tolist() == actions
         np.testing.assert_array_equal(mask, bits_to_mask(legal, 80))
-        np.testing.assert_array_equal(mask, [legal >> a & 1 for a in range(80)])
-        mask[:] = 7
-        np.testing.assert_array_equal(action_mask(legal), bits_to_mask(legal, 80))
+        assert vector.tobytes() == expected.tobytes()
+        kept.append(mask)
+        mask[:] = 7  # writable, and no later mask shares it
+    for mask in kept:
+        np.testing.assert_array_equal(mask, 7)
+    assert writer.write(planes, values).tobytes() == expected.tobytes()
 
 
 def test_an_unknown_encoder_takes_the_simple_path() -> None:
