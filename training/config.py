@@ -81,6 +81,26 @@ class PPOConfig(_Section):
     #: ``mlp`` policy hidden layers (separate actor and critic networks of this shape).
     net_arch: list[int] = Field(default_factory=lambda: [256, 256], min_length=1)
     activation: Literal["relu", "tanh"] = "relu"
+    #: ``card`` policy: a value function that also sees the hidden cards (the other hands and
+    #: the stock) during training, while the policy reads only its observation
+    #: (``agents.oracle_policy``); the saved players are ordinary ``CardPolicy`` models.
+    oracle_critic: bool = False
+    #: With ``oracle_critic``: the first this many PPO updates move only the critic, so the
+    #: value fits the hidden cards before the policy follows its advantages.
+    critic_warmup: int = Field(0, ge=0)
+
+    @model_validator(mode="after")
+    def _oracle_is_a_card_critic(self) -> PPOConfig:
+        if self.oracle_critic and self.policy != "card":
+            raise ValueError(
+                f"oracle_critic needs policy: card (agents.oracle_policy), not {self.policy!r}"
+            )
+        if self.critic_warmup and not self.oracle_critic:
+            raise ValueError(
+                f"critic_warmup={self.critic_warmup} freezes the actor apart from its critic, "
+                "which needs oracle_critic: true"
+            )
+        return self
 
     @field_validator("net_arch")
     @classmethod
@@ -473,6 +493,7 @@ FIXED_ON_RESUME = (
     "ppo.card_width",
     "ppo.global_width",
     "ppo.card_lookahead",
+    "ppo.oracle_critic",
     "ppo.net_arch",
     "ppo.activation",
 )
