@@ -29,6 +29,8 @@ from agents.card_policy import CardNet, CardPolicy
 
 #: The MLP's width over the widened observation.
 ORACLE_WIDTH = 256
+#: Adam's eps for the critic's parameters (see ``OracleCardPolicy._build``).
+CRITIC_EPS = 1e-8
 
 
 class OracleCardNet(nn.Module):
@@ -91,6 +93,18 @@ class OracleCardPolicy(CardPolicy):
     def _build(self, lr_schedule: Any) -> None:
         super()._build(lr_schedule)
         self.value_net.weight.data[:, self.mlp_extractor.actor.latent_dim_vf :] = 0.0
+        # The critic's loss is scaled down by vf_coef (so that SB3's one gradient-norm clip
+        # over both networks is the actor's); Adam undoes the scale unless its eps, 1e-5 in
+        # SB3, is as large as those small gradients: offline, 0.02 x the loss with eps 1e-5
+        # fitted the value half as fast. Its own eps keeps its steps those of the whole loss.
+        critic = [*self.mlp_extractor.oracle.parameters(), *self.value_net.parameters()]
+        ids = {id(p) for p in critic}
+        actor = [p for p in self.parameters() if id(p) not in ids]
+        self.optimizer = self.optimizer_class(
+            [{"params": actor}, {"params": critic, "eps": CRITIC_EPS}],
+            lr=lr_schedule(1),
+            **self.optimizer_kwargs,
+        )
 
     def _get_constructor_parameters(self) -> dict[str, Any]:
         data = super()._get_constructor_parameters()

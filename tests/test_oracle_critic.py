@@ -143,6 +143,25 @@ def test_bad_oracle_settings_name_the_key(ppo: dict, key: str, reason: str) -> N
     assert f"{key}: " in str(error.value) and reason in str(error.value)
 
 
+@pytest.mark.parametrize(
+    ("warm_start", "reason"),
+    [
+        ({"critic_samples": 100}, "warm_start.critic_samples fits the critic alone, which needs"),
+        ({"critic_samples": -1}, "greater than or equal to 0"),
+        ({"critic_epochs": 0}, "greater than or equal to 1"),
+    ],
+)
+def test_bad_critic_fits_are_refused(warm_start: dict, reason: str) -> None:
+    with pytest.raises(ConfigError, match=reason):
+        validate({**TINY, "warm_start": {**TINY["warm_start"], **warm_start}})
+
+
+def test_a_critic_fit_needs_a_starting_point() -> None:
+    data = {**TINY, "ppo": {**TINY["ppo"], "oracle_critic": True}}
+    with pytest.raises(ConfigError, match="fits the critic to the starting point's play"):
+        validate({**data, "warm_start": {"critic_samples": 100}})
+
+
 def test_a_run_cannot_resume_without_its_oracle_critic() -> None:
     oracle = validate({**TINY, "ppo": {**TINY["ppo"], "oracle_critic": True}})
     with pytest.raises(ConfigError, match="ppo.oracle_critic is True in the run, False asked"):
@@ -151,12 +170,14 @@ def test_a_run_cannot_resume_without_its_oracle_critic() -> None:
 
 # Whole runs --------------------------------------------------------------------------------
 
-#: Four updates, the first three the critic's alone, a checkpoint every two.
+#: The critic fitted alone after the warm start, then four updates, the first three the
+#: critic's alone, a checkpoint every two.
 ORACLE = {
     **TINY,
     "total_timesteps": 512,
     "checkpoint_every": 2,
     "ppo": {**TINY["ppo"], "oracle_critic": True, "critic_warmup": 3},
+    "warm_start": {**TINY["warm_start"], "critic_samples": 256, "critic_epochs": 2},
     "eval": {**TINY["eval"], "every": 0, "final_deals": 0},
 }
 
@@ -190,6 +211,7 @@ def test_an_oracle_run_saves_players_that_play_ordinary_observations(
         model = MaskablePPO.load(oracle_run / name, device="cpu")
         assert type(model.policy).__name__ == "CardPolicy", name
         assert model.observation_space.shape == (373,), name
+    assert "then the oracle critic fitted alone on " in (oracle_run / "report.md").read_text()
     resumable = MaskablePPO.load(oracle_run / "checkpoints/update_000004/model.zip")
     assert type(resumable.policy).__name__ == "OracleCardPolicy"
     agent = make_agent(str(oracle_run / "final.zip"))

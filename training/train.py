@@ -193,6 +193,19 @@ def _train(
             state.wall_s += state.warm_start["seconds"]
             with atomic_path(run_dir / "clone.zip") as tmp:  # PPO's starting point, to compare
                 save_for_play(model, tmp)
+        if config.warm_start.critic_samples:
+            from training.warm_start import fit_critic
+
+            assert state.warm_start is not None  # the config asks for a starting point
+            with preserved_rng():
+                fitted = fit_critic(model, env, config.warm_start, seed=config.seed + 5)
+            state.warm_start.update(fitted)
+            state.warm_start["seconds"] += fitted["critic_seconds"]
+            state.wall_s += fitted["critic_seconds"]
+            print(
+                f"critic fitted to the start's play: {fitted['critic_samples']:,} decisions, "
+                f"{100 * fitted['critic_ev']:.1f}% of their returns' variance explained"
+            )
     else:
         # The config's PPO settings win over the checkpoint's, so a resume can change them.
         settings = {k: v for k, v in ppo_kwargs(config).items() if k != "policy_kwargs"}

@@ -417,3 +417,44 @@ def start_from(model: Any, path: Path) -> dict[str, float]:
     else:
         model.policy.load_state_dict(saved.policy.state_dict())
     return {"seconds": time.perf_counter() - start}
+
+
+def fit_critic(model: Any, env: Any, config: Any, seed: int) -> dict[str, float]:
+    """Fit an oracle critic alone to the returns of the model's own play (``critic_samples``).
+
+    The policy plays as a ``FrozenPolicy`` (sampled, masked) against the pool; the actor is
+    frozen, so only the critic moves. Returns the decisions, the fit's explained variance of
+    those returns and the seconds.
+    """
+    from training.selfplay import FrozenPolicy
+
+    start = time.perf_counter()
+    policy = model.policy
+    data = collect(env, FrozenPolicy(policy, seed), config.critic_samples, model.gamma)
+    obs, returns = torch.as_tensor(data.obs), torch.as_tensor(data.returns)
+    rng = np.random.default_rng(seed)
+    for group in policy.optimizer.param_groups:
+        group["lr"] = config.learning_rate
+    policy.set_actor_frozen(True)
+    policy.set_training_mode(True)
+    try:
+        for _ in range(config.critic_epochs):
+            order = torch.as_tensor(rng.permutation(len(returns)))
+            for idx in order.split(config.batch_size):
+                loss = torch.nn.functional.mse_loss(
+                    policy.predict_values(obs[idx]).flatten(), returns[idx]
+                )
+                policy.optimizer.zero_grad()
+                loss.backward()
+                policy.optimizer.step()
+    finally:
+        policy.set_training_mode(False)
+        policy.set_actor_frozen(False)
+    with torch.no_grad():
+        values = torch.cat([policy.predict_values(part).flatten() for part in obs.split(4096)])
+    explained = 1.0 - float((returns - values).var() / returns.var())
+    return {
+        "critic_samples": len(returns),
+        "critic_ev": explained,
+        "critic_seconds": time.perf_counter() - start,
+    }
