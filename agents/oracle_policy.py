@@ -6,8 +6,9 @@ and PPO's advantages are mostly the luck of the deal. Here the training environm
 ``scopa_env.privileged``'s block (the other hands and the stock) to each observation; the
 actor is a ``CardNet`` on the ordinary observation alone (its first ``width`` floats), and the
 value reads that network's value features, detached (so the value loss never moves the
-actor), beside an MLP over the whole widened observation. The value head starts as the
-clone's own (the MLP's columns at zero), so PPO's first advantages are the clone's.
+actor), beside ``CardOracle``'s reading of the whole widened observation. The value head
+starts as the clone's own (the oracle's columns at zero), so PPO's first advantages are the
+clone's.
 
 A player never sees the block: ``save_for_play`` writes a plain ``CardPolicy`` with the
 actor's weights, which is what ``clone.zip``, ``best.zip`` and ``final.zip`` hold and
@@ -26,11 +27,47 @@ from gymnasium import spaces
 from torch import nn
 
 from agents.card_policy import CardNet, CardPolicy
+from scopa_env.cards import NUM_CARDS
 
-#: The MLP's width over the widened observation.
+#: The width of the oracle's features beside the actor's value features.
 ORACLE_WIDTH = 256
+#: The oracle's per-card width.
+CARD_WIDTH = 64
 #: Adam's eps for the critic's parameters (see ``OracleCardPolicy._build``).
 CRITIC_EPS = 1e-8
+
+
+class CardOracle(nn.Module):
+    """The oracle's reading of the widened observation, with weights shared by the 40 cards.
+
+    Each card's planes, the seat's and the hidden ones (whose hand holds it, whether it is in
+    the stock), with its rank and suit, go through one small network; the sum and the maximum
+    over the cards, with the observation's scalar features, through another. An MLP over the
+    raw floats memorised the deals it was fitted on instead: on the clone's play, 85% of the
+    returns' variance explained on its deals and 16% on others, against 42% and 35% for this
+    network and 31% for the clone's own critic.
+    """
+
+    def __init__(self, actor: CardNet, width: int, hidden: int) -> None:
+        super().__init__()
+        self.planes = actor.num_planes + hidden // NUM_CARDS
+        self.seen, self.width = actor.num_planes * NUM_CARDS, width
+        self.register_buffer("ranks_suits", torch.cat([actor.rank, actor.suit], 1), False)
+        per_card = self.planes + self.ranks_suits.shape[1]
+        self.card = nn.Sequential(
+            nn.Linear(per_card, CARD_WIDTH), nn.ReLU(), nn.Linear(CARD_WIDTH, CARD_WIDTH), nn.ReLU()
+        )
+        scalars = width - self.seen
+        self.out = nn.Sequential(nn.Linear(2 * CARD_WIDTH + scalars, ORACLE_WIDTH), nn.ReLU())
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        batch = obs.shape[0]
+        planes = torch.cat([obs[:, : self.seen], obs[:, self.width :]], dim=1)
+        cards = planes.reshape(batch, self.planes, NUM_CARDS).transpose(1, 2)
+        cards = torch.cat([cards, self.ranks_suits.expand(batch, -1, -1)], dim=2)
+        h = self.card(cards)
+        pooled = torch.cat([h.sum(dim=1) / 10.0, h.max(dim=1).values], dim=1)
+        return self.out(torch.cat([pooled, obs[:, self.seen : self.width]], dim=1))
 
 
 class OracleCardNet(nn.Module):
@@ -40,12 +77,7 @@ class OracleCardNet(nn.Module):
         super().__init__()
         self.width = width
         self.actor = actor
-        self.oracle = nn.Sequential(
-            nn.Linear(width + hidden, ORACLE_WIDTH),
-            nn.ReLU(),
-            nn.Linear(ORACLE_WIDTH, ORACLE_WIDTH),
-            nn.ReLU(),
-        )
+        self.oracle = CardOracle(actor, width, hidden)
         self.latent_dim_pi = actor.latent_dim_pi
         self.latent_dim_vf = actor.latent_dim_vf + ORACLE_WIDTH
 
@@ -126,7 +158,8 @@ class OracleCardPolicy(CardPolicy):
         return state
 
     def load_play_state_dict(self, state: Mapping[str, torch.Tensor]) -> None:
-        """Load a plain ``CardPolicy``'s weights: actor and value as the clone's, MLP unchanged."""
+        """Load a plain ``CardPolicy``'s weights: actor and value as the clone's, the oracle's
+        own part unchanged (its columns of the value head at zero)."""
         prefix = "mlp_extractor."
         actor = {k[len(prefix) :]: v for k, v in state.items() if k.startswith(prefix)}
         self.mlp_extractor.actor.load_state_dict(actor)
