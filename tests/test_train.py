@@ -22,7 +22,15 @@ CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 
 
 @pytest.mark.parametrize(
-    "name", ["quick.yaml", "full.yaml", "full_alphabeta.yaml", "full_ppo.yaml", "scratch.yaml"]
+    "name",
+    [
+        "quick.yaml",
+        "full.yaml",
+        "full_alphabeta.yaml",
+        "full_ppo.yaml",
+        "full_ppo_oracle.yaml",
+        "scratch.yaml",
+    ],
 )
 def test_shipped_configs_validate(name: str) -> None:
     config = load_config(CONFIGS / name)

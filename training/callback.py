@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agents.oracle_policy import save_for_play
 from evaluation.records import append_csv, copy_file
 from training.checkpoint_eval import evaluate_checkpoint
 from training.checkpoints import (
@@ -97,6 +98,8 @@ class TrainingCallback(_base_callback()):  # type: ignore[misc]
             self._account(now)
             self._between_updates()
         self.started = True
+        if self.config.ppo.critic_warmup:  # the first updates fit the critic alone
+            self.model.policy.set_actor_frozen(self.state.updates < self.config.ppo.critic_warmup)
         self.pool_env.draw_opponents()
         if self.restart_pending:
             self._restart()
@@ -150,7 +153,7 @@ class TrainingCallback(_base_callback()):  # type: ignore[misc]
         """Periodic evaluation; it never touches the training random streams."""
         start = time.perf_counter()
         path = self.run_dir / "eval_model.zip"
-        self.model.save(path)
+        save_for_play(self.model, path)  # the player alone, as every play file of a run
         try:
             with preserved_rng():
                 rows = evaluate_checkpoint(path, self.config, self.config.eval.deals)

@@ -81,6 +81,26 @@ class PPOConfig(_Section):
     #: ``mlp`` policy hidden layers (separate actor and critic networks of this shape).
     net_arch: list[int] = Field(default_factory=lambda: [256, 256], min_length=1)
     activation: Literal["relu", "tanh"] = "relu"
+    #: ``card`` policy: a value function that also sees the hidden cards (the other hands and
+    #: the stock) during training, while the policy reads only its observation
+    #: (``agents.oracle_policy``); the saved players are ordinary ``CardPolicy`` models.
+    oracle_critic: bool = False
+    #: With ``oracle_critic``: the first this many PPO updates move only the critic, so the
+    #: value fits the hidden cards before the policy follows its advantages.
+    critic_warmup: int = Field(0, ge=0)
+
+    @model_validator(mode="after")
+    def _oracle_is_a_card_critic(self) -> PPOConfig:
+        if self.oracle_critic and self.policy != "card":
+            raise ValueError(
+                f"oracle_critic needs policy: card (agents.oracle_policy), not {self.policy!r}"
+            )
+        if self.critic_warmup and not self.oracle_critic:
+            raise ValueError(
+                f"critic_warmup={self.critic_warmup} freezes the actor apart from its critic, "
+                "which needs oracle_critic: true"
+            )
+        return self
 
     @field_validator("net_arch")
     @classmethod
@@ -166,6 +186,12 @@ class WarmStartConfig(_Section):
     #: can be tried without paying for the teacher's decisions; ``teacher`` then only names
     #: what that clone was taught by (for the report), and nothing is collected.
     init_from: str | None = Field(None, min_length=1)
+    #: With ``ppo.oracle_critic``: the starting point (the clone) then plays this many
+    #: decisions against the pool, sampling its moves, and the critic alone is fitted to
+    #: their returns for ``critic_epochs`` (batches of ``batch_size`` at ``learning_rate``),
+    #: so PPO's first advantages come from a value that already reads the hidden cards.
+    critic_samples: int = Field(0, ge=0)
+    critic_epochs: int = Field(10, ge=1)
 
     @field_validator("init_from")
     @classmethod
@@ -314,6 +340,20 @@ class TrainConfig(_Section):
     def _known_table(cls, table: str) -> str:
         resolve_table(table)  # raises TableError (a ValueError) naming the tables
         return table
+
+    @model_validator(mode="after")
+    def _critic_fit_needs_an_oracle_and_a_start(self) -> TrainConfig:
+        ws = self.warm_start
+        if ws.critic_samples and not self.ppo.oracle_critic:
+            raise ValueError(
+                "warm_start.critic_samples fits the critic alone, which needs ppo.oracle_critic"
+            )
+        if ws.critic_samples and ws.teacher is None and ws.init_from is None:
+            raise ValueError(
+                "warm_start.critic_samples fits the critic to the starting point's play, but "
+                "warm_start.teacher and warm_start.init_from are null"
+            )
+        return self
 
     @model_validator(mode="after")
     def _shaping_reads_two_players(self) -> TrainConfig:
@@ -473,6 +513,7 @@ FIXED_ON_RESUME = (
     "ppo.card_width",
     "ppo.global_width",
     "ppo.card_lookahead",
+    "ppo.oracle_critic",
     "ppo.net_arch",
     "ppo.activation",
 )

@@ -109,6 +109,12 @@ def write_report(
             f"{100 * state.warm_start['accuracy']:.1f}% agreement, "
             f"{state.warm_start['seconds'] / 60:.1f} min"
         )
+    if state.warm_start and "critic_ev" in state.warm_start:
+        warm += (
+            f"; then the oracle critic fitted alone on {int(state.warm_start['critic_samples']):,}"
+            f" decisions of its play ({100 * state.warm_start['critic_ev']:.1f}% of their returns'"
+            f" variance, {state.warm_start['critic_seconds'] / 60:.1f} min)"
+        )
     warm_s = state.warm_start["seconds"] if state.warm_start else 0.0
     title = f"# Training run `{run_dir.name}`"
     evaluation = f"## Final evaluation of `{evaluated}` (duplicate deals, seed {config.eval.seed})"

@@ -17,8 +17,10 @@ from typing import Any
 
 import numpy as np
 import torch
+from gymnasium import spaces
 
 from agents.base import reset_agent
+from scopa_env.privileged import batch_hidden, hidden_size
 from scopa_env.vector_env import ScopaVecEnv
 
 BASELINES = ("random", "greedy", "heuristic")
@@ -275,6 +277,7 @@ class PoolVecEnv(ScopaVecEnv):  # type: ignore[misc, valid-type]
         seed: int = 0,
         shaping: float = 0.0,
         gamma: float = 1.0,
+        hidden: bool = False,
     ) -> None:
         if num_envs % groups:
             raise ValueError(f"num_envs={num_envs} must be a multiple of groups={groups}")
@@ -297,6 +300,18 @@ class PoolVecEnv(ScopaVecEnv):  # type: ignore[misc, valid-type]
         self.results: dict[str, tuple[float, int]] = {}
         self.shaping = MaterialPotential(self.engine.rules, shaping, gamma) if shaping else None
         self.potential = np.zeros(num_envs, np.float32)
+        #: The observation's own width; with ``hidden`` (an oracle critic's training) each
+        #: observation is followed by ``scopa_env.privileged``'s block of the hidden cards.
+        self.play_width = self.engine.obs_size
+        self.hidden = hidden
+        if hidden:
+            extra = hidden_size(self.engine.table.players)
+            low, high = self.observation_space.low, self.observation_space.high
+            self.observation_space = spaces.Box(
+                np.concatenate([low, np.zeros(extra, np.float32)]),
+                np.concatenate([high, np.ones(extra, np.float32)]),
+                dtype=np.float32,
+            )
 
     @property
     def seat(self) -> np.ndarray:
@@ -350,15 +365,29 @@ class PoolVecEnv(ScopaVecEnv):  # type: ignore[misc, valid-type]
 
     def reset(self) -> np.ndarray:
         start = time.perf_counter()
-        obs = super().reset()
+        obs = self._widen(super().reset())
         if self.shaping is not None:
             self.potential = self.shaping(self.engine.obs)
         self.env_seconds += time.perf_counter() - start
         return obs
 
+    def _widen(self, obs: np.ndarray) -> np.ndarray:
+        """The learner's observations, with the hidden cards when training an oracle critic."""
+        if not self.hidden:
+            return obs
+        return np.concatenate([obs, batch_hidden(self.engine)], axis=1)
+
     def step_wait(self) -> Any:
         start = time.perf_counter()
         obs, rewards, dones, infos = super().step_wait()
+        obs = self._widen(obs)
+        if self.hidden:  # an episode ends with every card played: nothing is hidden
+            extra = self.observation_space.shape[0] - self.play_width
+            for game in np.flatnonzero(dones):
+                final = infos[game]["terminal_observation"]
+                infos[game]["terminal_observation"] = np.concatenate(
+                    [final, np.zeros(extra, np.float32)]
+                )
         if self.shaping is not None:  # the statistics count the game's own points only
             rewards = rewards + self.shaping.reward(self.potential, self.engine.obs, dones)
             self.potential = self.shaping(self.engine.obs)

@@ -128,6 +128,7 @@ def _train(
     import torch
     from sb3_contrib import MaskablePPO
 
+    from agents.oracle_policy import save_for_play
     from training.selfplay import OpponentPool
 
     # 1. Seeds and threads: the same seed and config give the same run on the same machine.
@@ -186,12 +187,25 @@ def _train(
             state.warm_start = start_from(model, Path(config.warm_start.init_from))
             state.wall_s += state.warm_start["seconds"]
             with atomic_path(run_dir / "clone.zip") as tmp:
-                model.save(tmp)
+                save_for_play(model, tmp)
         elif config.warm_start.teacher is not None:
             state.warm_start = run_warm_start(model, env, config, run_dir)
             state.wall_s += state.warm_start["seconds"]
             with atomic_path(run_dir / "clone.zip") as tmp:  # PPO's starting point, to compare
-                model.save(tmp)
+                save_for_play(model, tmp)
+        if config.warm_start.critic_samples:
+            from training.warm_start import fit_critic
+
+            assert state.warm_start is not None  # the config asks for a starting point
+            with preserved_rng():
+                fitted = fit_critic(model, env, config.warm_start, seed=config.seed + 5)
+            state.warm_start.update(fitted)
+            state.warm_start["seconds"] += fitted["critic_seconds"]
+            state.wall_s += fitted["critic_seconds"]
+            print(
+                f"critic fitted to the start's play: {fitted['critic_samples']:,} decisions, "
+                f"{100 * fitted['critic_ev']:.1f}% of their returns' variance explained"
+            )
     else:
         # The config's PPO settings win over the checkpoint's, so a resume can change them.
         settings = {k: v for k, v in ppo_kwargs(config).items() if k != "policy_kwargs"}
@@ -224,7 +238,7 @@ def _train(
                 callback.bar.close()
     callback.finish(model)
     with atomic_path(run_dir / "final.zip") as tmp:
-        model.save(tmp)
+        save_for_play(model, tmp)
     env.close()
 
     # 7. Final evaluation of the chosen checkpoint, then the report and the learning curve.
@@ -312,6 +326,10 @@ def warm_start_task(config: TrainConfig, index: int) -> tuple[Any, Any]:
 
 
 def policy_class(config: TrainConfig) -> Any:
+    if config.ppo.oracle_critic:
+        from agents.oracle_policy import OracleCardPolicy
+
+        return OracleCardPolicy
     if config.ppo.policy == "card":
         from agents.card_policy import CardPolicy
 
@@ -341,6 +359,10 @@ def ppo_kwargs(config: TrainConfig) -> dict[str, Any]:
         if ppo.card_lookahead:
             policy_kwargs["lookahead"] = True
         policy_kwargs["table"] = config.table  # saved with the model: it refuses other tables
+        if ppo.oracle_critic:
+            from scopa_env.privileged import hidden_size
+
+            policy_kwargs["hidden"] = hidden_size(config.resolved_table().players)
     else:
         policy_kwargs["net_arch"] = list(ppo.net_arch)
     return {
@@ -404,4 +426,5 @@ def make_training_env(config: TrainConfig, pool: Any) -> Any:
         seed=config.seed,
         shaping=config.shaping,
         gamma=config.ppo.gamma,
+        hidden=config.ppo.oracle_critic,
     )

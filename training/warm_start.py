@@ -148,14 +148,18 @@ def collect(env: Any, teacher: Any, samples: int, gamma: float) -> Decisions:
     done_buf = np.zeros((steps, n), bool)
     searches = hasattr(teacher, "act_batch_with_values")
     value_buf = np.zeros((steps, n, NUM_ACTIONS), np.float32) if searches else None
+    # The teacher reads the seat's observation, without an oracle critic's hidden cards.
+    seen = getattr(env, "play_width", env.observation_space.shape[0])
     env.draw_opponents()
     obs = env.reset()
     for t in range(steps):
         masks = env.action_masks()
         if value_buf is not None:
-            actions, value_buf[t] = teacher.act_batch_with_values(obs, masks.astype(np.int8))
+            actions, value_buf[t] = teacher.act_batch_with_values(
+                obs[:, :seen], masks.astype(np.int8)
+            )
         else:
-            actions = teacher_actions(teacher, obs, masks)
+            actions = teacher_actions(teacher, obs[:, :seen], masks)
         obs_buf[t], mask_buf[t], act_buf[t] = obs, masks, actions
         obs, rew_buf[t], done_buf[t], _ = env.step(actions)
     returns = np.zeros((steps, n), np.float32)
@@ -393,17 +397,64 @@ def start_from(model: Any, path: Path) -> dict[str, float]:
     table among them); a different one is a ``ConfigError`` naming the path, never a
     half-loaded network.
     """
+    from agents.oracle_policy import OracleCardPolicy
     from agents.policy import load_policy_checkpoint
     from training.config import ConfigError
 
     start = time.perf_counter()
     saved = load_policy_checkpoint(path)
-    ours = (type(model.policy).__name__, model.policy_kwargs)
+    oracle = isinstance(model.policy, OracleCardPolicy)
+    kwargs = model.policy.play_kwargs(model.policy_kwargs) if oracle else model.policy_kwargs
+    ours = ("CardPolicy" if oracle else type(model.policy).__name__, kwargs)
     theirs = (type(saved.policy).__name__, saved.policy_kwargs)
     if ours != theirs:
         raise ConfigError(
             f"warm_start.init_from: {path} holds a different network ({theirs[0]} with "
             f"{theirs[1]}) from the one this config's ppo section builds ({ours[0]} with {ours[1]})"
         )
-    model.policy.load_state_dict(saved.policy.state_dict())
+    if oracle:  # the clone's actor and value; the oracle's own part starts fresh
+        model.policy.load_play_state_dict(saved.policy.state_dict())
+    else:
+        model.policy.load_state_dict(saved.policy.state_dict())
     return {"seconds": time.perf_counter() - start}
+
+
+def fit_critic(model: Any, env: Any, config: Any, seed: int) -> dict[str, float]:
+    """Fit an oracle critic alone to the returns of the model's own play (``critic_samples``).
+
+    The policy plays as a ``FrozenPolicy`` (sampled, masked) against the pool; the actor is
+    frozen, so only the critic moves. Returns the decisions, the fit's explained variance of
+    those returns and the seconds.
+    """
+    from training.selfplay import FrozenPolicy
+
+    start = time.perf_counter()
+    policy = model.policy
+    data = collect(env, FrozenPolicy(policy, seed), config.critic_samples, model.gamma)
+    obs, returns = torch.as_tensor(data.obs), torch.as_tensor(data.returns)
+    rng = np.random.default_rng(seed)
+    for group in policy.optimizer.param_groups:
+        group["lr"] = config.learning_rate
+    policy.set_actor_frozen(True)
+    policy.set_training_mode(True)
+    try:
+        for _ in range(config.critic_epochs):
+            order = torch.as_tensor(rng.permutation(len(returns)))
+            for idx in order.split(config.batch_size):
+                loss = torch.nn.functional.mse_loss(
+                    policy.predict_values(obs[idx]).flatten(), returns[idx]
+                )
+                policy.optimizer.zero_grad()
+                loss.backward()
+                policy.optimizer.step()
+    finally:
+        policy.set_training_mode(False)
+        policy.set_actor_frozen(False)
+    with torch.no_grad():
+        values = torch.cat([policy.predict_values(part).flatten() for part in obs.split(4096)])
+    explained = 1.0 - float((returns - values).var() / returns.var())
+    return {
+        "critic_samples": len(returns),
+        "critic_ev": explained,
+        "critic_seconds": time.perf_counter() - start,
+    }

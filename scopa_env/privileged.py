@@ -1,0 +1,59 @@
+"""The cards a seat cannot see, as planes: for a training critic, never for a player.
+
+An oracle critic (asymmetric actor-critic) judges a position knowing every hand and the
+stock, so its value is not mostly the luck of the cards it cannot see; the policy it trains
+still reads only the seat's observation. The block is ``40 x players`` floats: the hand of
+each other seat in playing order after the seat (``seat + 1``, ``seat + 2``, ...), then the
+stock, one 0/1 plane of the 40 cards each (card ``c`` at index ``c``, as the observation's
+planes).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from scopa_env.batched_tables import BIT, U64
+from scopa_env.cards import NUM_CARDS
+
+if TYPE_CHECKING:
+    from scopa_env.batched import BatchedScopa
+    from scopa_env.engine import Deal
+
+_SHIFTS = np.arange(NUM_CARDS, dtype=U64)
+
+
+def hidden_size(players: int) -> int:
+    """The width of the block at a table of ``players`` seats."""
+    return NUM_CARDS * players
+
+
+def hidden_planes(hands: np.ndarray, stock: np.ndarray, seat: np.ndarray) -> np.ndarray:
+    """``(n, 40 x players)`` float32 from card bitmasks: ``hands`` ``(players, n)``, ``stock``
+    ``(n,)``, seen from ``seat`` ``(n,)``."""
+    players, n = hands.shape
+    games = np.arange(n)
+    seat = np.asarray(seat, np.intp)
+    words = [hands[(seat + k) % players, games] for k in range(1, players)]
+    words = np.stack([*words, stock], axis=1).astype(U64)
+    return ((words[:, :, None] >> _SHIFTS) & U64(1)).reshape(n, -1).astype(np.float32)
+
+
+def deal_hidden(deal: Deal, seat: int) -> np.ndarray:
+    """The block of one ``Deal`` seen from ``seat``, ``(40 x players,)``."""
+    hands = np.array([[_mask(hand)] for hand in deal.hands], U64)
+    stock = np.array([_mask(deal.stock)], U64)
+    return hidden_planes(hands, stock, np.array([seat]))[0]
+
+
+def batch_hidden(engine: BatchedScopa) -> np.ndarray:
+    """The block of every game of a batched engine, seen from the seat to act."""
+    state = engine.state
+    cards = np.where(np.arange(NUM_CARDS) >= state.pos[:, None], state.deck, NUM_CARDS)
+    stock = np.bitwise_or.reduce(BIT[cards], axis=1)
+    return hidden_planes(state.hand, stock, state.cur)
+
+
+def _mask(cards: tuple[int, ...]) -> int:
+    return sum(1 << c for c in cards)
