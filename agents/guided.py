@@ -42,8 +42,8 @@ from scopa_env.observation import (
     OBS_SLICES,
     deal_block,
     encode,
-    encode_view,
     mask_to_plane,
+    view_features,
     writer,
 )
 from scopa_env.rules import Rules
@@ -85,8 +85,8 @@ class LeafValuer:
             seat = deal.current_player
             hands, table, piles, played, *rest = deal.view()
             played = [before[0] | played[0], before[1] | played[1]]
-            out[row] = encode_view(
-                (hands, table, piles, played, *rest), seat, None, 0, block[seat], write
+            out[row] = write(
+                *view_features((hands, table, piles, played, *rest), seat, None, 0, block[seat])
             )
         return out
 

@@ -35,7 +35,7 @@ All values lie in [0, 1] except ``match_score`` (in [0, 4]). The vector is float
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -263,7 +263,7 @@ def deal_block(
 
 
 def writer() -> ObservationWriter:
-    """A writer of this layout's vectors, for ``encode_view``."""
+    """A writer of this layout's vectors, for the environment's hot path."""
     return ObservationWriter(NUM_PLANES, _SCALARS)
 
 
@@ -306,18 +306,6 @@ def view_features(
     )
 
 
-def encode_view(
-    view: DealView,
-    player: int,
-    pending_card: int | None,
-    picked: int,
-    block: tuple[float, ...],
-    write: Callable[[Sequence[int], Sequence[float]], np.ndarray],
-) -> np.ndarray:
-    """``view_features`` written by ``write`` (``writer()``'s, or ``write_observation``)."""
-    return write(*view_features(view, player, pending_card, picked, block))
-
-
 def encode(
     hands: tuple[int, int],
     table: int,
@@ -338,14 +326,8 @@ def encode(
     """The observation of ``player`` from the masks of a deal and the match around it."""
     view = (hands, table, piles, played, stock_size, scope, last_capturer, dealer)
     block = deal_block(match_score, target, dealer, player)
-    return encode_view(
-        view,
-        player,
-        pending_card,
-        picked,
-        block,
-        lambda planes, values: write_observation(planes, NUM_PLANES, _SCALARS, values, out),
-    )
+    planes, values = view_features(view, player, pending_card, picked, block)
+    return write_observation(planes, NUM_PLANES, _SCALARS, values, out)
 
 
 def decode(observation: np.ndarray) -> InfoState:

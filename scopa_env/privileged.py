@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from scopa_env.batched_tables import BIT, U64
-from scopa_env.cards import NUM_CARDS
+from scopa_env.cards import NUM_CARDS, mask_of
 
 if TYPE_CHECKING:
     from scopa_env.batched import BatchedScopa
@@ -42,8 +42,8 @@ def hidden_planes(hands: np.ndarray, stock: np.ndarray, seat: np.ndarray) -> np.
 
 def deal_hidden(deal: Deal, seat: int) -> np.ndarray:
     """The block of one ``Deal`` seen from ``seat``, ``(40 x players,)``."""
-    hands = np.array([[_mask(hand)] for hand in deal.hands], U64)
-    stock = np.array([_mask(deal.stock)], U64)
+    hands = np.array([[mask_of(hand)] for hand in deal.hands], U64)
+    stock = np.array([mask_of(deal.stock)], U64)
     return hidden_planes(hands, stock, np.array([seat]))[0]
 
 
@@ -53,7 +53,3 @@ def batch_hidden(engine: BatchedScopa) -> np.ndarray:
     cards = np.where(np.arange(NUM_CARDS) >= state.pos[:, None], state.deck, NUM_CARDS)
     stock = np.bitwise_or.reduce(BIT[cards], axis=1)
     return hidden_planes(state.hand, stock, state.cur)
-
-
-def _mask(cards: tuple[int, ...]) -> int:
-    return sum(1 << c for c in cards)

@@ -38,7 +38,6 @@ All values lie in [0, 1] except ``match_score`` (in [0, 4]). The vector is float
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -124,7 +123,7 @@ def deal_block(
 
 
 def writer() -> ObservationWriter:
-    """A writer of this layout's vectors, for ``encode_view``."""
+    """A writer of this layout's vectors, for the environment's hot path."""
     return ObservationWriter(NUM_PLANES, _SCALARS)
 
 
@@ -171,18 +170,6 @@ def view_features(
     )
 
 
-def encode_view(
-    view: DealView,
-    player: int,
-    pending_card: int | None,
-    picked: int,
-    block: tuple[float, ...],
-    write: Callable[[Sequence[int], Sequence[float]], np.ndarray],
-) -> np.ndarray:
-    """``view_features`` written by ``write`` (``writer()``'s, or ``write_observation``)."""
-    return write(*view_features(view, player, pending_card, picked, block))
-
-
 def encode(
     hands: tuple[int, ...],
     table: int,
@@ -206,14 +193,8 @@ def encode(
     """
     view = (hands, table, piles, played, 0, scope, last_capturer, dealer)
     block = deal_block(match_score, target, dealer, player)
-    return encode_view(
-        view,
-        player,
-        pending_card,
-        picked,
-        block,
-        lambda planes, values: write_observation(planes, NUM_PLANES, _SCALARS, values, out),
-    )
+    planes, values = view_features(view, player, pending_card, picked, block)
+    return write_observation(planes, NUM_PLANES, _SCALARS, values, out)
 
 
 def decode(observation: np.ndarray) -> InfoState:

@@ -47,7 +47,7 @@ registers its decoder with ``scopa_env.info_state`` under its size, and the size
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from functools import cached_property
 from typing import Any
 
@@ -191,7 +191,7 @@ class TableLayout:
         )
 
     def writer(self) -> ObservationWriter:
-        """A writer of this layout's vectors, for ``encode_view``."""
+        """A writer of this layout's vectors, for the environment's hot path."""
         return ObservationWriter(self._num_planes, self._scalars)
 
     def view_features(
@@ -206,18 +206,6 @@ class TableLayout:
         from a deal's ``view`` and the seat's ``deal_block``: what ``encode`` and the
         environment's hot path both run."""
         return self._seat_encoders[player](view, pending_card, picked, block)
-
-    def encode_view(
-        self,
-        view: DealView,
-        player: int,
-        pending_card: int | None,
-        picked: int,
-        block: tuple[float, ...],
-        write: Callable[[Sequence[int], Sequence[float]], np.ndarray],
-    ) -> np.ndarray:
-        """``view_features`` written by ``write`` (``writer()``'s, or ``write_observation``)."""
-        return write(*self._seat_encoders[player](view, pending_card, picked, block))
 
     def _seat_encoder(self, me: int) -> Callable[..., tuple[tuple[int, ...], tuple[float, ...]]]:
         """``view_features`` for observer seat ``me``, written out with the seats in offset order
@@ -280,11 +268,8 @@ def encode_seat(view, pending_card, picked, block):
         arguments of ``scopa_env.observation.encode``, per seat, ``match_score`` per side."""
         view = (hands, table, piles, played, stock_size, scope, last_capturer, dealer)
         block = self.deal_block(match_score, target, dealer, player)
-
-        def write(planes: Sequence[int], values: Sequence[float]) -> np.ndarray:
-            return write_observation(planes, self._num_planes, self._scalars, values, out)
-
-        return self.encode_view(view, player, pending_card, picked, block, write)
+        planes, values = self._seat_encoders[player](view, pending_card, picked, block)
+        return write_observation(planes, self._num_planes, self._scalars, values, out)
 
     def decode(self, observation: np.ndarray) -> InfoState:
         """What the observer knows, as an ``InfoState``: pairs are (my side, every other side
