@@ -205,7 +205,13 @@ class TableLayout:
         """The card planes (bit masks) and scalar values of seat ``player``'s observation,
         from a deal's ``view`` and the seat's ``deal_block``: what ``encode`` and the
         environment's hot path both run."""
-        return self._seat_encoders[player](view, pending_card, picked, block)
+        return self._seat_encoders[player](view, player, pending_card, picked, block)
+
+    def seat_features(self, players: int) -> tuple[Callable[..., Any], ...]:
+        """``view_features`` of each seat, for a table of ``players`` seats (this one's)."""
+        if players != self._players:
+            raise ValueError(f"{self.table.name} has {self._players} seats, not {players}")
+        return self._seat_encoders
 
     def _seat_encoder(self, me: int) -> Callable[..., tuple[tuple[int, ...], tuple[float, ...]]]:
         """``view_features`` for observer seat ``me``, written out with the seats in offset order
@@ -217,7 +223,7 @@ class TableLayout:
         sizes = ", ".join(f"HAND[hands[{s}].bit_count()]" for s in order[1:])
         scope = ", ".join(f"scope[{s}] / SCOPE" for s in order)
         source = f"""
-def encode_seat(view, pending_card, picked, block):
+def encode_seat(view, _player, pending_card, picked, block):
     hands, table, piles, played, stock_size, scope, last_capturer, _dealer = view
     hand = hands[{me}]
     unseen = ALL & ~(hand | table | {" | ".join(f"piles[{s}]" for s in range(n))})
@@ -268,7 +274,7 @@ def encode_seat(view, pending_card, picked, block):
         arguments of ``scopa_env.observation.encode``, per seat, ``match_score`` per side."""
         view = (hands, table, piles, played, stock_size, scope, last_capturer, dealer)
         block = self.deal_block(match_score, target, dealer, player)
-        planes, values = self._seat_encoders[player](view, pending_card, picked, block)
+        planes, values = self._seat_encoders[player](view, player, pending_card, picked, block)
         return write_observation(planes, self._num_planes, self._scalars, values, out)
 
     def decode(self, observation: np.ndarray) -> InfoState:
