@@ -47,6 +47,7 @@ registers its decoder with ``scopa_env.info_state`` under its size, and the size
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Callable
 from functools import cached_property
 from typing import Any
@@ -62,8 +63,8 @@ from scopa_env.observation import (
     DealView,
     ObservationWriter,
     layout_slices,
+    pack_floats,
     planes_to_masks,
-    scalar_format,
     split_pending,
     write_observation,
 )
@@ -109,11 +110,23 @@ class TableLayout:
             for me in seats
         )
         self._one_hot = tuple(tuple(float(k == i) for i in range(n)) for k in range(n))
-        self._one_hot_last = tuple(tuple(float(k == i) for i in range(n + 1)) for k in range(n + 1))
         self._no_scores = (0,) * table.sides
         self._players = n
         self._num_planes = len(self.planes)
-        self._scalars = scalar_format(self.size - self._num_planes * NUM_CARDS)
+        # The scalars as the encoder gives them: the groups of features that take few values
+        # (``phase``, ``deal_block``'s, ``last_capturer``) come packed ahead as float32 bytes,
+        # since each value handed to ``struct`` costs about as much as a whole group.
+        block = n + table.sides + 1 + n
+        self._scalars = struct.Struct(f"<{4 * 2}sf{n - 1}f{n}f{4 * block}s{4 * (n + 1)}s")
+        self._block = struct.Struct(f"<{block}f")
+        self._phase = tuple(pack_floats(phase) for phase in PHASE_VALUES)
+        # Per observer seat, ``last_capturer`` packed for each seat that captured last (by
+        # seat number: the offset worked out ahead), then for nobody yet.
+        one_hot_last = [pack_floats(float(k == i) for i in range(n + 1)) for k in range(n + 1)]
+        self._last = tuple(
+            tuple(one_hot_last[(seat - me) % n] for seat in seats) + (one_hot_last[n],)
+            for me in seats
+        )
         self._hand_scale = float(table.hand_size)
         #: The ``hand_sizes`` feature of each number of cards a hand mask can hold.
         self._hand_values = [k / self._hand_scale for k in range(NUM_CARDS + 1)]
@@ -178,12 +191,12 @@ class TableLayout:
 
     def deal_block(
         self, match_score: tuple[int, ...], target: int, dealer: int, player: int
-    ) -> tuple[float, ...]:
+    ) -> bytes:
         """The ``partners``, ``match_score``, ``target`` and ``dealer`` features of ``player``,
-        together in the vector: they change only between deals, so the environment works them
-        out once a deal."""
+        together in the vector, packed as float32: they change only between deals, so the
+        environment works them out once a deal."""
         scores = match_score or self._no_scores
-        return (
+        return self._block.pack(
             *self._partners[player],
             *[min(scores[side] / target, MATCH_SCORE_CAP) for side in self.side_order[player]],
             target / TARGET_SCALE,
@@ -226,18 +239,19 @@ class TableLayout:
 def encode_seat(view, _player, pending_card, picked, block):
     hands, table, piles, played, stock_size, scope, last_capturer, _dealer = view
     hand = hands[{me}]
-    unseen = ALL & ~(hand | table | {" | ".join(f"piles[{s}]" for s in range(n))})
+    unseen = ALL ^ (hand | table | {" | ".join(f"piles[{s}]" for s in range(n))})
     if pending_card is None:
         pending, phase = 0, PLAY
     else:
-        hand, pending, phase = split_pending(hand, pending_card)
+        hand, pending, _values = split_pending(hand, pending_card)
+        phase = PICK
     return (hand, table, {piles}, {played}, unseen, pending, picked), (
-        *phase,
+        phase,
         stock_size / STOCK,
         {sizes},
         {scope},
-        *block,
-        *LAST[{n} if last_capturer is None else (last_capturer - {me}) % {n}],
+        block,
+        LAST[{n} if last_capturer is None else last_capturer],
     )
 """
         namespace = {
@@ -245,9 +259,10 @@ def encode_seat(view, _player, pending_card, picked, block):
             "HAND": self._hand_values,
             "SCOPE": self._scope_scale,
             "STOCK": self._stock_scale,
-            "LAST": self._one_hot_last,
+            "LAST": self._last[me],
             "split_pending": split_pending,
-            "PLAY": PHASE_VALUES[0],
+            "PLAY": self._phase[0],
+            "PICK": self._phase[1],
         }
         exec(compile(source, f"<{self.table.name} seat {me} encoder>", "exec"), namespace)
         return namespace["encode_seat"]  # type: ignore[no-any-return]
