@@ -120,18 +120,17 @@ class TableLayout:
         self._scalars = struct.Struct(f"<{4 * 2}sf{n - 1}f{n}f{4 * block}s{4 * (n + 1)}s")
         self._block = struct.Struct(f"<{block}f")
         self._phase = tuple(pack_floats(phase) for phase in PHASE_VALUES)
-        # Per observer seat, ``last_capturer`` packed for each seat that captured last (by
-        # seat number: the offset worked out ahead), then for nobody yet.
-        one_hot_last = [pack_floats(float(k == i) for i in range(n + 1)) for k in range(n + 1)]
-        self._last = tuple(
-            tuple(one_hot_last[(seat - me) % n] for seat in seats) + (one_hot_last[n],)
-            for me in seats
-        )
+        #: ``last_capturer`` packed, by offset (then nobody yet).
+        self._last = tuple(pack_floats(float(k == i) for i in range(n + 1)) for k in range(n + 1))
         self._hand_scale = float(table.hand_size)
-        #: The ``hand_sizes`` feature of each number of cards a hand mask can hold.
-        self._hand_values = [k / self._hand_scale for k in range(NUM_CARDS + 1)]
         self._stock_scale = float(NUM_CARDS - table.round_cards - table.table_size)
         self._scope_scale = float(table.hand_size * table.rounds)
+        # The ``hand_sizes``, ``stock_size`` and ``scope`` features of each count up to a whole
+        # deck, looked up (a division costs twice as much).
+        counts = range(NUM_CARDS + 1)
+        self._hand_values = [k / self._hand_scale for k in counts]
+        self._stock_values = [k / self._stock_scale for k in counts]
+        self._scope_values = [k / self._scope_scale for k in counts]
         self._seat_encoders = tuple(self._seat_encoder(me) for me in seats)
 
     def __repr__(self) -> str:
@@ -234,7 +233,17 @@ class TableLayout:
         piles = ", ".join(f"piles[{s}]" for s in order)
         played = ", ".join(f"played[{s}]" for s in order)
         sizes = ", ".join(f"HAND[hands[{s}].bit_count()]" for s in order[1:])
-        scope = ", ".join(f"scope[{s}] / SCOPE" for s in order)
+
+        def scalars(scope: str, stock: str) -> str:
+            return f"""(
+            phase,
+            {stock},
+            {sizes},
+            {", ".join(scope.format(s) for s in order)},
+            block,
+            LAST[{n} if last_capturer is None else (last_capturer - {me}) % {n}],
+        )"""
+
         source = f"""
 def encode_seat(view, _player, pending_card, picked, block):
     hands, table, piles, played, stock_size, scope, last_capturer, _dealer = view
@@ -245,21 +254,20 @@ def encode_seat(view, _player, pending_card, picked, block):
     else:
         hand, pending, _values = split_pending(hand, pending_card)
         phase = PICK
-    return (hand, table, {piles}, {played}, unseen, pending, picked), (
-        phase,
-        stock_size / STOCK,
-        {sizes},
-        {scope},
-        block,
-        LAST[{n} if last_capturer is None else last_capturer],
-    )
+    try:
+        values = {scalars("SCOPE[scope[{}]]", "STOCK[stock_size]")}
+    except IndexError:  # more than a deck's count: no deal's, but divide as for any count
+        values = {scalars("scope[{}] / SCOPE_SCALE", "stock_size / STOCK_SCALE")}
+    return (hand, table, {piles}, {played}, unseen, pending, picked), values
 """
         namespace = {
             "ALL": ALL_CARDS_MASK,
             "HAND": self._hand_values,
-            "SCOPE": self._scope_scale,
-            "STOCK": self._stock_scale,
-            "LAST": self._last[me],
+            "SCOPE": self._scope_values,
+            "SCOPE_SCALE": self._scope_scale,
+            "STOCK": self._stock_values,
+            "STOCK_SCALE": self._stock_scale,
+            "LAST": self._last,
             "split_pending": split_pending,
             "PLAY": self._phase[0],
             "PICK": self._phase[1],
