@@ -118,7 +118,10 @@ class TableLayout:
         # since each value handed to ``struct`` costs about as much as a whole group.
         block = n + table.sides + 1 + n
         self._scalars = struct.Struct(f"<{4 * 2}sf{n - 1}f{n}f{4 * block}s{4 * (n + 1)}s")
-        self._block = struct.Struct(f"<{block}f")
+        # ``deal_block``'s pieces that depend on the seat alone, packed ahead.
+        self._packed_partners = tuple(pack_floats(partners) for partners in self._partners)
+        self._packed_dealer = tuple(pack_floats(one_hot) for one_hot in self._one_hot)
+        self._pack_scores = struct.Struct(f"<{table.sides + 1}f").pack
         self._phase = tuple(pack_floats(phase) for phase in PHASE_VALUES)
         #: ``last_capturer`` packed, by offset (then nobody yet).
         self._last = tuple(pack_floats(float(k == i) for i in range(n + 1)) for k in range(n + 1))
@@ -194,12 +197,17 @@ class TableLayout:
         """The ``partners``, ``match_score``, ``target`` and ``dealer`` features of ``player``,
         together in the vector, packed as float32: they change only between deals, so the
         environment works them out once a deal."""
-        scores = match_score or self._no_scores
-        return self._block.pack(
-            *self._partners[player],
-            *[min(scores[side] / target, MATCH_SCORE_CAP) for side in self.side_order[player]],
-            target / TARGET_SCALE,
-            *self._one_hot[(dealer - player) % self._players],
+        scores, cap = match_score or self._no_scores, MATCH_SCORE_CAP
+        # A plain loop, without min(): a comprehension or min() costs as much as the rest
+        # (n seats, once a deal each).
+        values = []
+        for side in self.side_order[player]:
+            ratio = scores[side] / target
+            values.append(ratio if ratio < cap else cap)
+        return (
+            self._packed_partners[player]
+            + self._pack_scores(*values, target / TARGET_SCALE)
+            + self._packed_dealer[(dealer - player) % self._players]
         )
 
     def writer(self) -> ObservationWriter:
