@@ -66,11 +66,13 @@ RESET_OPTIONS = ("deck", "first_player")
 _VALUE = [int(v) for v in CAPTURE_VALUE]
 #: An observation layout: the encoder and the upper bounds of the vector.
 Layout = tuple[Callable[..., np.ndarray], np.ndarray]
-#: A layout's hot path: its ``view_features``, ``deal_block`` and ``writer``
-#: (``scopa_env.observation`` documents them).
+#: A seat's ``view_features`` (``scopa_env.observation`` documents it).
+Features = Callable[..., tuple[tuple[int, ...], tuple[Any, ...]]]
+#: A layout's hot path: its ``view_features`` for each seat of a table of that many seats,
+#: ``deal_block`` and ``writer`` (``scopa_env.observation`` documents them).
 FastLayout = tuple[
-    Callable[..., tuple[tuple[int, ...], tuple[float, ...]]],
-    Callable[..., tuple[float, ...]],
+    Callable[[int], Sequence[Features]],
+    Callable[..., tuple[Any, ...]],
     Callable[[], ObservationWriter],
 ]
 
@@ -86,14 +88,16 @@ def fast_layout(encoder: Callable[..., np.ndarray]) -> FastLayout | None:
     from scopa_env import observation, scopone_observation, table_observation
 
     if encoder is observation.encode:
-        return observation.view_features, observation.deal_block, observation.writer
-    if encoder is scopone_observation.encode_dealt:
-        module = scopone_observation
-        return module.view_features, module.deal_block, module.writer
-    layout = getattr(encoder, "__self__", None)
-    if isinstance(layout, table_observation.TableLayout) and encoder == layout.encode:
-        return layout.view_features, layout.deal_block, layout.writer
-    return None
+        module = observation
+    elif encoder is scopone_observation.encode_dealt:
+        module = scopone_observation  # type: ignore[assignment]
+    else:
+        layout = getattr(encoder, "__self__", None)
+        if isinstance(layout, table_observation.TableLayout) and encoder == layout.encode:
+            return layout.seat_features, layout.deal_block, layout.writer
+        return None
+    features = module.view_features
+    return (lambda players: (features,) * players), module.deal_block, module.writer
 
 
 class Play(NamedTuple):
@@ -261,6 +265,8 @@ class CaptureGameEnv(AECEnv, EzPickle):
         self._encoder = encoder
         fast = fast_layout(encoder)
         self._fast = None if fast is None else fast[:2]
+        #: Each seat's ``view_features``, and the writer's ``observe``, for ``_observe``.
+        self._features = None if fast is None else fast[0](self._players)
         self._write = None if fast is None else fast[2]().observe
         self._rng: np.random.Generator | None = None
         self._current: int | None = None  # the player to move; None once the game is over
@@ -402,10 +408,18 @@ class CaptureGameEnv(AECEnv, EzPickle):
     ) -> tuple[dict[str, np.ndarray] | None, float, bool, bool, dict[str, Any]]:
         """PettingZoo's ``last``, reading the published attributes straight (the hot path)."""
         d = self.__dict__
-        agent = self.agent_selection
-        assert agent is not None
+        try:
+            agent = d["_published_agent_selection"]
+        except KeyError:
+            raise ResetNeededError(f"{self.metadata['name']}: call reset() before last()") from None
+        obs = None
+        if observe:
+            cache = self._obs_cache  # ``observe(agent)``, without its call
+            obs = cache.get(agent)
+            if obs is None:
+                obs = cache[agent] = self._observe(self._index[agent])
         return (
-            self.observe(agent) if observe else None,
+            obs,
             d["_published__cumulative_rewards"][agent],
             d["_published_terminations"][agent],
             d["_published_truncations"][agent],
@@ -658,14 +672,14 @@ class CaptureGameEnv(AECEnv, EzPickle):
             self._legal = pickable_cards(self._options, self._picked) << PICK_OFFSET
 
     def _observe(self, player: int) -> dict[str, np.ndarray]:
-        fast = self._fast
-        if fast is None:
+        features = self._features
+        if features is None:
             return self._observe_simple(player)
         if player != self._current:
-            planes, values = fast[0](self._view, player, None, 0, self._blocks[player])
+            planes, values = features[player](self._view, player, None, 0, self._blocks[player])
             observation, mask = self._write(planes, values, 0)
         else:
-            planes, values = fast[0](
+            planes, values = features[player](
                 self._view, player, self._pending, self._picked, self._blocks[player]
             )
             observation, mask = self._write(planes, values, self._legal)

@@ -142,6 +142,13 @@ def scalar_format(count: int) -> struct.Struct:
     return struct.Struct(f"<{count}f")
 
 
+def pack_floats(values: Iterable[float]) -> bytes:
+    """Float32 values packed as a layout's scalars format packs them, for a group of features
+    packed ahead (a format's ``s`` field)."""
+    values = tuple(values)
+    return scalar_format(len(values)).pack(*values)
+
+
 def write_observation(
     planes: Sequence[int],
     num_planes: int,
@@ -151,22 +158,22 @@ def write_observation(
 ) -> np.ndarray:
     """An observation vector: the 40-wide planes of the card masks ``planes``, then ``values``.
 
-    The vector is new unless ``out`` is given; the scalars go in as float32, rounded as numpy
-    rounds a Python float.
+    ``values`` are the scalar features as the layout's ``scalars`` packs them: floats (rounded
+    to float32 as numpy rounds a Python float), or float32 bytes for a group packed ahead
+    (``pack_floats``). The vector is new unless ``out`` is given.
     """
     if len(planes) != num_planes:
         raise ValueError(f"{num_planes} planes expected, got {len(planes)}")
     bits = stack_masks(planes)
     start = num_planes * NUM_CARDS
     raw = np.frombuffer(bits.to_bytes(num_planes * _CARD_BYTES, "little"), dtype=np.uint8)
-    if out is not None:
-        out[:start] = _BYTE_BITS.take(raw, axis=0).ravel()
-        out[start:] = values
-        return out
     obs = np.empty(start + scalars.size // 4, dtype=np.float32)
     # Byte values index the 256 rows, so "clip" never clips; it lets take write in place.
     _BYTE_BITS.take(raw, axis=0, out=obs[:start].reshape(-1, 8), mode="clip")
     scalars.pack_into(obs, 4 * start, *values)  # type: ignore[arg-type]  # a writable buffer
+    if out is not None:
+        out[:] = obs
+        return out
     return obs
 
 
@@ -185,6 +192,8 @@ class ObservationWriter:
     """
 
     def __init__(self, num_planes: int, scalars: struct.Struct) -> None:
+        if not scalars.format.startswith("<"):
+            raise ValueError(f"scalars must pack little-endian ('<...'), got {scalars.format!r}")
         count, start = scalars.size // 4, num_planes * NUM_CARDS
         rows = _MASK_HALVES + num_planes
         head = _MASK_HALVES * NUM_CARDS
@@ -194,8 +203,8 @@ class ObservationWriter:
         index = buffer[head + start + count :].view(np.uint8).reshape(rows, 8)[:, :_CARD_BYTES]
         planes = buffer[: head + start].reshape(rows, _CARD_BYTES, 8)
         # ``write`` packs zero bytes in place of the action mask's words.
-        pack_planes = struct.Struct(f"<{count}f{8 * _MASK_HALVES}x{num_planes}Q").pack_into
-        pack_all = struct.Struct(f"<{count}f{rows}Q").pack_into
+        pack_planes = struct.Struct(f"{scalars.format}{8 * _MASK_HALVES}x{num_planes}Q").pack_into
+        pack_all = struct.Struct(f"{scalars.format}{rows}Q").pack_into
         offset, take, copy = 4 * (head + start), _BYTE_BITS.take, vector.copy
         cast, int8, cards = action_mask.astype, np.int8, ALL_CARDS_MASK
         self._vector = vector

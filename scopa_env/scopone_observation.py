@@ -98,6 +98,9 @@ _SCALARS = scalar_format(OBS_SIZE - NUM_PLANES * NUM_CARDS)
 _SEATS = tuple(tuple((player + offset) % 4 for offset in range(4)) for player in range(4))
 #: Per dealer offset from the observer: the one-hot ``dealer`` feature.
 _DEALER = tuple(tuple(float(k == i) for i in range(4)) for k in range(4))
+#: The ``hand_sizes`` feature of each number of cards a hand mask can hold (looked up: a
+#: division costs twice as much).
+_HAND_VALUES = [k / HAND_SCALE for k in range(NUM_CARDS + 1)]
 #: The one-hot ``last_capturer`` feature: [my partnership, the opponents, nobody yet].
 _LAST = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
 
@@ -160,9 +163,9 @@ def view_features(
         picked,
     ), (
         *phase,
-        hands[after].bit_count() / HAND_SCALE,
-        hands[partner].bit_count() / HAND_SCALE,
-        hands[before].bit_count() / HAND_SCALE,
+        _HAND_VALUES[hands[after].bit_count()],
+        _HAND_VALUES[hands[partner].bit_count()],
+        _HAND_VALUES[hands[before].bit_count()],
         (scope[me] + scope[partner]) / SCOPE_SCALE,
         (scope[after] + scope[before]) / SCOPE_SCALE,
         *block,

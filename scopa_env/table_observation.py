@@ -47,6 +47,7 @@ registers its decoder with ``scopa_env.info_state`` under its size, and the size
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Callable
 from functools import cached_property
 from typing import Any
@@ -62,8 +63,8 @@ from scopa_env.observation import (
     DealView,
     ObservationWriter,
     layout_slices,
+    pack_floats,
     planes_to_masks,
-    scalar_format,
     split_pending,
     write_observation,
 )
@@ -109,16 +110,30 @@ class TableLayout:
             for me in seats
         )
         self._one_hot = tuple(tuple(float(k == i) for i in range(n)) for k in range(n))
-        self._one_hot_last = tuple(tuple(float(k == i) for i in range(n + 1)) for k in range(n + 1))
         self._no_scores = (0,) * table.sides
         self._players = n
         self._num_planes = len(self.planes)
-        self._scalars = scalar_format(self.size - self._num_planes * NUM_CARDS)
+        # The scalars as the encoder gives them: the groups of features that take few values
+        # (``phase``, ``deal_block``'s, ``last_capturer``) come packed ahead as float32 bytes,
+        # since each value handed to ``struct`` costs about as much as a whole group.
+        block = n + table.sides + 1 + n
+        self._scalars = struct.Struct(f"<{4 * 2}sf{n - 1}f{n}f{4 * block}s{4 * (n + 1)}s")
+        # ``deal_block``'s pieces that depend on the seat alone, packed ahead.
+        self._packed_partners = tuple(pack_floats(partners) for partners in self._partners)
+        self._packed_dealer = tuple(pack_floats(one_hot) for one_hot in self._one_hot)
+        self._pack_scores = struct.Struct(f"<{table.sides + 1}f").pack
+        self._phase = tuple(pack_floats(phase) for phase in PHASE_VALUES)
+        #: ``last_capturer`` packed, by offset (then nobody yet).
+        self._last = tuple(pack_floats(float(k == i) for i in range(n + 1)) for k in range(n + 1))
         self._hand_scale = float(table.hand_size)
-        #: The ``hand_sizes`` feature of each number of cards a hand mask can hold.
-        self._hand_values = [k / self._hand_scale for k in range(NUM_CARDS + 1)]
         self._stock_scale = float(NUM_CARDS - table.round_cards - table.table_size)
         self._scope_scale = float(table.hand_size * table.rounds)
+        # The ``hand_sizes``, ``stock_size`` and ``scope`` features of each count up to a whole
+        # deck, looked up (a division costs twice as much).
+        counts = range(NUM_CARDS + 1)
+        self._hand_values = [k / self._hand_scale for k in counts]
+        self._stock_values = [k / self._stock_scale for k in counts]
+        self._scope_values = [k / self._scope_scale for k in counts]
         self._seat_encoders = tuple(self._seat_encoder(me) for me in seats)
 
     def __repr__(self) -> str:
@@ -178,16 +193,21 @@ class TableLayout:
 
     def deal_block(
         self, match_score: tuple[int, ...], target: int, dealer: int, player: int
-    ) -> tuple[float, ...]:
+    ) -> bytes:
         """The ``partners``, ``match_score``, ``target`` and ``dealer`` features of ``player``,
-        together in the vector: they change only between deals, so the environment works them
-        out once a deal."""
-        scores = match_score or self._no_scores
+        together in the vector, packed as float32: they change only between deals, so the
+        environment works them out once a deal."""
+        scores, cap = match_score or self._no_scores, MATCH_SCORE_CAP
+        # A plain loop, without min(): a comprehension or min() costs as much as the rest
+        # (n seats, once a deal each).
+        values = []
+        for side in self.side_order[player]:
+            ratio = scores[side] / target
+            values.append(ratio if ratio < cap else cap)
         return (
-            *self._partners[player],
-            *[min(scores[side] / target, MATCH_SCORE_CAP) for side in self.side_order[player]],
-            target / TARGET_SCALE,
-            *self._one_hot[(dealer - player) % self._players],
+            self._packed_partners[player]
+            + self._pack_scores(*values, target / TARGET_SCALE)
+            + self._packed_dealer[(dealer - player) % self._players]
         )
 
     def writer(self) -> ObservationWriter:
@@ -205,7 +225,13 @@ class TableLayout:
         """The card planes (bit masks) and scalar values of seat ``player``'s observation,
         from a deal's ``view`` and the seat's ``deal_block``: what ``encode`` and the
         environment's hot path both run."""
-        return self._seat_encoders[player](view, pending_card, picked, block)
+        return self._seat_encoders[player](view, player, pending_card, picked, block)
+
+    def seat_features(self, players: int) -> tuple[Callable[..., Any], ...]:
+        """``view_features`` of each seat, for a table of ``players`` seats (this one's)."""
+        if players != self._players:
+            raise ValueError(f"{self.table.name} has {self._players} seats, not {players}")
+        return self._seat_encoders
 
     def _seat_encoder(self, me: int) -> Callable[..., tuple[tuple[int, ...], tuple[float, ...]]]:
         """``view_features`` for observer seat ``me``, written out with the seats in offset order
@@ -215,33 +241,44 @@ class TableLayout:
         piles = ", ".join(f"piles[{s}]" for s in order)
         played = ", ".join(f"played[{s}]" for s in order)
         sizes = ", ".join(f"HAND[hands[{s}].bit_count()]" for s in order[1:])
-        scope = ", ".join(f"scope[{s}] / SCOPE" for s in order)
+
+        def scalars(scope: str, stock: str) -> str:
+            return f"""(
+            phase,
+            {stock},
+            {sizes},
+            {", ".join(scope.format(s) for s in order)},
+            block,
+            LAST[{n} if last_capturer is None else (last_capturer - {me}) % {n}],
+        )"""
+
         source = f"""
-def encode_seat(view, pending_card, picked, block):
+def encode_seat(view, _player, pending_card, picked, block):
     hands, table, piles, played, stock_size, scope, last_capturer, _dealer = view
     hand = hands[{me}]
-    unseen = ALL & ~(hand | table | {" | ".join(f"piles[{s}]" for s in range(n))})
+    unseen = ALL ^ (hand | table | {" | ".join(f"piles[{s}]" for s in range(n))})
     if pending_card is None:
         pending, phase = 0, PLAY
     else:
-        hand, pending, phase = split_pending(hand, pending_card)
-    return (hand, table, {piles}, {played}, unseen, pending, picked), (
-        *phase,
-        stock_size / STOCK,
-        {sizes},
-        {scope},
-        *block,
-        *LAST[{n} if last_capturer is None else (last_capturer - {me}) % {n}],
-    )
+        hand, pending, _values = split_pending(hand, pending_card)
+        phase = PICK
+    try:
+        values = {scalars("SCOPE[scope[{}]]", "STOCK[stock_size]")}
+    except IndexError:  # more than a deck's count: no deal's, but divide as for any count
+        values = {scalars("scope[{}] / SCOPE_SCALE", "stock_size / STOCK_SCALE")}
+    return (hand, table, {piles}, {played}, unseen, pending, picked), values
 """
         namespace = {
             "ALL": ALL_CARDS_MASK,
             "HAND": self._hand_values,
-            "SCOPE": self._scope_scale,
-            "STOCK": self._stock_scale,
-            "LAST": self._one_hot_last,
+            "SCOPE": self._scope_values,
+            "SCOPE_SCALE": self._scope_scale,
+            "STOCK": self._stock_values,
+            "STOCK_SCALE": self._stock_scale,
+            "LAST": self._last,
             "split_pending": split_pending,
-            "PLAY": PHASE_VALUES[0],
+            "PLAY": self._phase[0],
+            "PICK": self._phase[1],
         }
         exec(compile(source, f"<{self.table.name} seat {me} encoder>", "exec"), namespace)
         return namespace["encode_seat"]  # type: ignore[no-any-return]
@@ -268,7 +305,7 @@ def encode_seat(view, pending_card, picked, block):
         arguments of ``scopa_env.observation.encode``, per seat, ``match_score`` per side."""
         view = (hands, table, piles, played, stock_size, scope, last_capturer, dealer)
         block = self.deal_block(match_score, target, dealer, player)
-        planes, values = self._seat_encoders[player](view, pending_card, picked, block)
+        planes, values = self._seat_encoders[player](view, player, pending_card, picked, block)
         return write_observation(planes, self._num_planes, self._scalars, values, out)
 
     def decode(self, observation: np.ndarray) -> InfoState:

@@ -131,6 +131,7 @@ GAME_CASES: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
     ("vector episode", lambda: ScopaVecEnv(2, episode="hand"), EnvironmentArgumentError, "hand"),
     ("vector seed", lambda: ScopaVecEnv(2, seed=True), EnvironmentArgumentError, "True"),
     ("step before reset", lambda: scopa_v0.raw_env().step(0), ResetNeededError, "reset"),
+    ("last before reset", lambda: scopa_v0.raw_env().last(), ResetNeededError, "reset"),
     (
         "observe before reset",
         lambda: scopa_v0.raw_env().observe("player_0"),
