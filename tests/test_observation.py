@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import struct
 from functools import partial
 
 import numpy as np
@@ -11,7 +12,15 @@ from scopa_env import scopa_v0, scopone_observation, scopone_v0, table_observati
 from scopa_env.actions import NUM_ACTIONS
 from scopa_env.cards import mask_of
 from scopa_env.engine import Deal
-from scopa_env.observation import OBS_HIGH, OBS_SIZE, OBS_SLICES, PLANES, encode, plane
+from scopa_env.observation import (
+    OBS_HIGH,
+    OBS_SIZE,
+    OBS_SLICES,
+    PLANES,
+    ObservationWriter,
+    encode,
+    plane,
+)
 
 
 def reference_encode(deal: Deal, player: int, pending: int | None, picked: int, score, target):
@@ -252,3 +261,28 @@ def test_fast_encoders_equal_the_old_ones_for_every_seat_at_every_table(name: st
                 assert got["action_mask"].dtype == np.int8
                 np.testing.assert_array_equal(got["action_mask"], expected["action_mask"])
             env.step(int(rng.choice(env.legal_actions())))
+
+
+# The table layouts' scalars packed ahead and looked up: at counts past any deal's, where the
+# lookups give way to division, they still agree with the plain per-feature reference.
+
+
+@pytest.mark.parametrize("name", sorted(table_observation.LAYOUTS))
+def test_counts_past_a_deck_divide_as_the_reference(name: str) -> None:
+    layout = table_observation.LAYOUTS[name]
+    n = layout.table.players
+    deal = Deal.new(np.random.default_rng(3), kind=name)
+    masks = deal.masks
+    for scope, stock_size, last in (([0] * n, 41, None), ([50] + [1] * (n - 1), 7, 1)):
+        for player in range(n):
+            state = (masks["hands"], masks["table"], masks["piles"], masks["played"])
+            rest = (stock_size, scope, last, deal.dealer, player)
+            options = {"match_score": (3,) * layout.table.sides, "target": 11}
+            got = layout.encode(*state, *rest, **options)
+            expected = old_encode_table(layout, *state, *rest, **options)
+            assert got.tobytes() == expected.tobytes()
+
+
+def test_a_writer_packs_little_endian_only() -> None:
+    with pytest.raises(ValueError, match="little-endian"):
+        ObservationWriter(9, struct.Struct(">14f"))
