@@ -89,10 +89,10 @@ class PPOConfig(_Section):
     #: value fits the hidden cards before the policy follows its advantages.
     critic_warmup: int = Field(0, ge=0)
     #: ``card`` policy started from a warm start: divide its action logits by this once, when
-    #: PPO starts (the heads' weights, so checkpoints carry it). A peaked clone's policy
-    #: gradient vanishes; a softer one samples and learns, while its argmax (how every
-    #: evaluation and ``make_agent`` play) is still the clone's. The pool's ``start`` stays the
-    #: clone as cloned. 1: unchanged.
+    #: PPO starts (the heads' weights, so checkpoints carry it). The argmax, how every
+    #: evaluation and ``make_agent`` play, stays the clone's; above 1 the policy PPO samples
+    #: is softer, below 1 closer to that argmax play. The pool's ``start`` stays the clone as
+    #: cloned. 1: unchanged.
     init_temperature: float = Field(1.0, gt=0, le=100)
 
     @model_validator(mode="after")
