@@ -295,6 +295,25 @@ class CardPolicy(MaskableActorCriticPolicy):
             self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs
         )
 
+    @property
+    def card_net(self) -> CardNet:
+        """The network that reads the observation and emits the 80 logits."""
+        return self.mlp_extractor
+
+    @torch.no_grad()
+    def soften(self, temperature: float) -> None:
+        """Divide every action logit by ``temperature`` (``ppo.init_temperature``).
+
+        The logits are linear in the two heads, so scaling their weights and biases does it
+        exactly: the masked argmax (the deterministic play) is unchanged, the distribution
+        PPO samples and differentiates is flatter for ``temperature > 1``.
+        """
+        if not temperature > 0:
+            raise ValueError(f"temperature must be positive, got {temperature!r}")
+        for head in (self.card_net.play_head, self.card_net.pick_head):
+            head.weight.div_(temperature)
+            head.bias.div_(temperature)
+
     def _get_constructor_parameters(self) -> dict[str, Any]:
         data = super()._get_constructor_parameters()
         # Saved with the model, so it reloads with the capture facts it was trained on.

@@ -110,6 +110,10 @@ class OracleCardPolicy(CardPolicy):
         super().__init__(*args, **kwargs)
 
     @property
+    def card_net(self) -> CardNet:
+        return self.mlp_extractor.actor
+
+    @property
     def play_width(self) -> int:
         return self.features_dim - self.hidden
 

@@ -297,3 +297,56 @@ def test_ppo_kwargs_pass_lookahead_to_the_card_policy_only_when_configured() -> 
     assert "lookahead" not in ppo_kwargs(validate({"name": "d"}))["policy_kwargs"]
     mlp = {"name": "m", "ppo": {"policy": "mlp", "card_lookahead": True}}
     assert "lookahead" not in ppo_kwargs(validate(mlp))["policy_kwargs"]
+
+
+@pytest.mark.parametrize("oracle", [False, True])
+def test_softening_keeps_every_argmax_and_flattens_the_played_distribution(oracle: bool) -> None:
+    from gymnasium import spaces
+    from sb3_contrib import MaskablePPO
+
+    from agents.oracle_policy import OracleCardPolicy
+    from scopa_env.single_agent import ScopaSingleAgentEnv
+
+    policy: CardPolicy = MaskablePPO.load(PRETRAINED, device="cpu").policy
+    env = ScopaSingleAgentEnv(opponent="greedy", episode="deal")
+    rows, masks = [], []
+    for seed in range(6):
+        obs, _ = env.reset(seed=seed)
+        done = False
+        while not done:
+            mask = env.action_masks()
+            rows.append(obs)
+            masks.append(mask)
+            obs, _, done, _, _ = env.step(int(np.flatnonzero(mask)[seed % mask.sum()]))
+    obs_t = torch.as_tensor(np.array(rows))
+    if oracle:  # the same actor inside an oracle policy, whose hidden block it never reads
+        oracle_policy = OracleCardPolicy(
+            spaces.Box(0.0, 100.0, (OBS_SIZE + 80,), np.float32), spaces.Discrete(80),
+            lambda _: 1e-3, card_width=policy.card_width, global_width=policy.global_width,
+            lookahead=policy.lookahead, table="scopa", hidden=80,
+        )  # fmt: skip
+        oracle_policy.load_play_state_dict(policy.state_dict())
+        policy = oracle_policy
+        obs_t = torch.cat([obs_t, torch.rand(len(rows), 80)], dim=1)
+    legal = np.array(masks)
+    choice = legal.sum(axis=1) > 1
+    assert choice.sum() > 20
+
+    def played() -> torch.distributions.Categorical:
+        with torch.no_grad():
+            return policy.get_distribution(obs_t, action_masks=legal).distribution
+
+    before = played()
+    policy.soften(3.0)
+    after = played()
+    assert torch.equal(after.probs.argmax(1), before.probs.argmax(1))
+    entropy_before, entropy_after = before.entropy()[choice], after.entropy()[choice]
+    assert bool((entropy_after >= entropy_before - 1e-6).all())
+    assert float(entropy_after.mean()) > 1.5 * float(entropy_before.mean())
+    # Each legal logit, less the row's best, is a third of what it was.
+    gap_before = before.logits - before.logits.max(1, keepdim=True).values
+    gap_after = after.logits - after.logits.max(1, keepdim=True).values
+    mask_t = torch.as_tensor(legal)
+    torch.testing.assert_close(3 * gap_after[mask_t], gap_before[mask_t], rtol=1e-5, atol=1e-4)
+    with pytest.raises(ValueError, match="temperature must be positive"):
+        policy.soften(0.0)

@@ -110,6 +110,17 @@ def test_variant_configs_validate_and_take_rule_options(name: str) -> None:
             "warm_start.init_from",
             "no file no/such/clone.zip",
         ),
+        (
+            {"ppo": {"policy": "card", "init_temperature": 3}},
+            "config",
+            "ppo.init_temperature=3 softens the warm start's clone, but warm_start.teacher",
+        ),
+        (
+            {"ppo": {"policy": "mlp", "init_temperature": 3}, "warm_start": {"teacher": "greedy"}},
+            "ppo",
+            "init_temperature=3 scales the card policy's logit heads, which needs policy: card",
+        ),
+        ({"ppo": {"init_temperature": 0}}, "ppo.init_temperature", "greater than 0"),
         ({"n_envs": 10, "selfplay": {"groups": 4}}, "config", "multiple of selfplay.groups"),
         ({"n_envs": 8, "ppo": {"n_steps": 8, "batch_size": 128}}, "config", "ppo.batch_size"),
     ],
@@ -506,17 +517,24 @@ def test_init_from_starts_ppo_from_a_saved_clone_and_refuses_another_network(
         train(other, tmp_path / "other", progress=False)
 
 
-def test_a_run_with_start_in_its_pool_plays_its_clone(tmp_path: Path) -> None:
+def test_a_run_with_start_in_its_pool_plays_its_clone_unsoftened(tmp_path: Path) -> None:
     from training.checkpoints import RunState
 
     quiet = {"every": 0, "final_deals": 0}
     probs = {**TINY["selfplay"], "opponents": {"random": 0.5, "start": 0.5}}
+    soft = {**TINY["ppo"], "init_temperature": 4.0}
     from training.train import latest_checkpoint, train
 
     run = tmp_path / "run"
-    train(validate(_tiny(total_timesteps=128, eval=quiet, selfplay=probs)), run, progress=False)
+    config = _tiny(total_timesteps=128, eval=quiet, selfplay=probs, ppo=soft)
+    train(validate(config), run, progress=False)
     pool = OpponentPool({"random": 0.5, "start": 0.5}, 1, seed=0)
     RunState.load(latest_checkpoint(run), pool)  # type: ignore[arg-type]
     clone = _policy_weights(run / "clone.zip")
     assert pool.start is not None
     assert all(torch.equal(pool.start.state_dict[k], clone[k]) for k in clone)
+    # PPO started from the clone with its logit heads divided by 4 (the update-0 checkpoint).
+    started = _policy_weights(run / "checkpoints" / "update_000000" / "model.zip")
+    heads = [f"mlp_extractor.{h}_head.{p}" for h in ("play", "pick") for p in ("weight", "bias")]
+    assert all(torch.equal(started[k], clone[k] / 4) for k in heads)
+    assert all(torch.equal(started[k], clone[k]) for k in clone if k not in heads)

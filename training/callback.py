@@ -78,8 +78,6 @@ class TrainingCallback(_base_callback()):  # type: ignore[misc]
         fresh = latest_checkpoint(self.run_dir) is None
         if self.model.num_timesteps == 0 and fresh:
             # The starting point (the clone, or the random network) opens the learning curve.
-            if self.pool.probs.get("start"):
-                self.pool.set_start(self.model.policy.state_dict())
             if self.state.warm_start:
                 if "accuracy" in self.state.warm_start:  # not known for an init_from start
                     self.logger.record("warm_start/accuracy", self.state.warm_start["accuracy"])

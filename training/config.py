@@ -88,6 +88,21 @@ class PPOConfig(_Section):
     #: With ``oracle_critic``: the first this many PPO updates move only the critic, so the
     #: value fits the hidden cards before the policy follows its advantages.
     critic_warmup: int = Field(0, ge=0)
+    #: ``card`` policy started from a warm start: divide its action logits by this once, when
+    #: PPO starts (the heads' weights, so checkpoints carry it). The argmax, how every
+    #: evaluation and ``make_agent`` play, stays the clone's; above 1 the policy PPO samples
+    #: is softer, below 1 closer to that argmax play. The pool's ``start`` stays the clone as
+    #: cloned. 1: unchanged.
+    init_temperature: float = Field(1.0, gt=0, le=100)
+
+    @model_validator(mode="after")
+    def _softening_needs_card_heads(self) -> PPOConfig:
+        if self.init_temperature != 1 and self.policy != "card":
+            raise ValueError(
+                f"init_temperature={self.init_temperature:g} scales the card policy's logit "
+                f"heads, which needs policy: card, not {self.policy!r}"
+            )
+        return self
 
     @model_validator(mode="after")
     def _oracle_is_a_card_critic(self) -> PPOConfig:
@@ -342,11 +357,16 @@ class TrainConfig(_Section):
         return table
 
     @model_validator(mode="after")
-    def _critic_fit_needs_an_oracle_and_a_start(self) -> TrainConfig:
+    def _critic_fit_and_softening_need_a_start(self) -> TrainConfig:
         ws = self.warm_start
         if ws.critic_samples and not self.ppo.oracle_critic:
             raise ValueError(
                 "warm_start.critic_samples fits the critic alone, which needs ppo.oracle_critic"
+            )
+        if self.ppo.init_temperature != 1 and ws.teacher is None and ws.init_from is None:
+            raise ValueError(
+                f"ppo.init_temperature={self.ppo.init_temperature:g} softens the warm start's "
+                "clone, but warm_start.teacher and warm_start.init_from are null"
             )
         if ws.critic_samples and ws.teacher is None and ws.init_from is None:
             raise ValueError(
@@ -516,6 +536,7 @@ FIXED_ON_RESUME = (
     "ppo.oracle_critic",
     "ppo.net_arch",
     "ppo.activation",
+    "ppo.init_temperature",
 )
 
 

@@ -206,6 +206,10 @@ def _train(
                 f"critic fitted to the start's play: {fitted['critic_samples']:,} decisions, "
                 f"{100 * fitted['critic_ev']:.1f}% of their returns' variance explained"
             )
+        if pool.probs.get("start"):  # the starting point as it is (cloned), before softening
+            pool.set_start(model.policy.state_dict())
+        if config.ppo.init_temperature != 1:
+            model.policy.soften(config.ppo.init_temperature)
     else:
         # The config's PPO settings win over the checkpoint's, so a resume can change them.
         settings = {k: v for k, v in ppo_kwargs(config).items() if k != "policy_kwargs"}
