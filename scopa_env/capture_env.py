@@ -264,8 +264,9 @@ class CaptureGameEnv(AECEnv, EzPickle):
         self._index = {agent: seat for seat, agent in enumerate(agents)}
         self._encoder = encoder
         fast = fast_layout(encoder)
-        self._fast = None if fast is None else fast[:2]
-        #: Each seat's ``view_features``, and the writer's ``observe``, for ``_observe``.
+        #: The layout's ``deal_block``, for ``_deal_blocks``; each seat's ``view_features`` and
+        #: the writer's ``observe``, for ``_observe``.
+        self._deal_block = None if fast is None else fast[1]
         self._features = None if fast is None else fast[0](self._players)
         self._write = None if fast is None else fast[2]().observe
         self._rng: np.random.Generator | None = None
@@ -645,8 +646,9 @@ class CaptureGameEnv(AECEnv, EzPickle):
 
     def _deal_blocks(self) -> None:
         """Each seat's observation features that hold for the whole deal (``deal_block``)."""
-        if self._fast is not None:
-            block, scores, target = self._fast[1], self._score_before, self.rules.target
+        block = self._deal_block
+        if block is not None:
+            scores, target = self._score_before, self.rules.target
             dealer = self._deal.dealer
             self._blocks = [block(scores, target, dealer, p) for p in range(self._players)]
 

@@ -105,11 +105,14 @@ class TableLayout:
         # What ``encode`` reads per observer seat, worked out once.
         seats = range(n)
         self._seats = tuple(tuple((me + k) % n for k in seats) for me in seats)
-        self._partners = tuple(
+        partners = tuple(
             tuple(float(table.side_of(s) == table.side_of(me)) for s in self._seats[me])
             for me in seats
         )
-        self._one_hot = tuple(tuple(float(k == i) for i in range(n)) for k in range(n))
+
+        def one_hot(k: int, size: int) -> bytes:
+            return pack_floats(float(k == i) for i in range(size))
+
         self._no_scores = (0,) * table.sides
         self._players = n
         self._num_planes = len(self.planes)
@@ -119,19 +122,18 @@ class TableLayout:
         block = n + table.sides + 1 + n
         self._scalars = struct.Struct(f"<{4 * 2}sf{n - 1}f{n}f{4 * block}s{4 * (n + 1)}s")
         # ``deal_block``'s pieces that depend on the seat alone, packed ahead.
-        self._packed_partners = tuple(pack_floats(partners) for partners in self._partners)
-        self._packed_dealer = tuple(pack_floats(one_hot) for one_hot in self._one_hot)
+        self._packed_partners = tuple(pack_floats(seat) for seat in partners)
+        self._packed_dealer = tuple(one_hot(k, n) for k in range(n))
         self._pack_scores = struct.Struct(f"<{table.sides + 1}f").pack
         self._phase = tuple(pack_floats(phase) for phase in PHASE_VALUES)
         #: ``last_capturer`` packed, by offset (then nobody yet).
-        self._last = tuple(pack_floats(float(k == i) for i in range(n + 1)) for k in range(n + 1))
-        self._hand_scale = float(table.hand_size)
+        self._last = tuple(one_hot(k, n + 1) for k in range(n + 1))
         self._stock_scale = float(NUM_CARDS - table.round_cards - table.table_size)
         self._scope_scale = float(table.hand_size * table.rounds)
         # The ``hand_sizes``, ``stock_size`` and ``scope`` features of each count up to a whole
         # deck, looked up (a division costs twice as much).
         counts = range(NUM_CARDS + 1)
-        self._hand_values = [k / self._hand_scale for k in counts]
+        self._hand_values = [k / float(table.hand_size) for k in counts]
         self._stock_values = [k / self._stock_scale for k in counts]
         self._scope_values = [k / self._scope_scale for k in counts]
         self._seat_encoders = tuple(self._seat_encoder(me) for me in seats)

@@ -169,3 +169,17 @@ def play_deals(players: dict[str, Any], seeds: range, rules: Any = None) -> list
             actions.append(action)
             env.step(action)
     return actions
+
+
+def oracle_card_policy(card_width: int = 8, global_width: int = 16, lookahead: bool = True) -> Any:
+    """A two-player ``OracleCardPolicy`` on the observation and its 80-float hidden block."""
+    from gymnasium import spaces
+
+    from agents.oracle_policy import OracleCardPolicy
+    from scopa_env.observation import OBS_SIZE
+
+    space = spaces.Box(0.0, 100.0, (OBS_SIZE + 80,), np.float32)
+    return OracleCardPolicy(
+        space, spaces.Discrete(80), lambda _: 1e-3, card_width=card_width,
+        global_width=global_width, lookahead=lookahead, table="scopa", hidden=80,
+    )  # fmt: skip

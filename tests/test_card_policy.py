@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from conftest import oracle_card_policy
 
 from agents.card_policy import CardNet, CardPolicy
 from scopa_env.captures import capture_sets
@@ -301,10 +302,8 @@ def test_ppo_kwargs_pass_lookahead_to_the_card_policy_only_when_configured() -> 
 
 @pytest.mark.parametrize("oracle", [False, True])
 def test_softening_keeps_every_argmax_and_flattens_the_played_distribution(oracle: bool) -> None:
-    from gymnasium import spaces
     from sb3_contrib import MaskablePPO
 
-    from agents.oracle_policy import OracleCardPolicy
     from scopa_env.single_agent import ScopaSingleAgentEnv
 
     policy: CardPolicy = MaskablePPO.load(PRETRAINED, device="cpu").policy
@@ -320,11 +319,7 @@ def test_softening_keeps_every_argmax_and_flattens_the_played_distribution(oracl
             obs, _, done, _, _ = env.step(int(np.flatnonzero(mask)[seed % mask.sum()]))
     obs_t = torch.as_tensor(np.array(rows))
     if oracle:  # the same actor inside an oracle policy, whose hidden block it never reads
-        oracle_policy = OracleCardPolicy(
-            spaces.Box(0.0, 100.0, (OBS_SIZE + 80,), np.float32), spaces.Discrete(80),
-            lambda _: 1e-3, card_width=policy.card_width, global_width=policy.global_width,
-            lookahead=policy.lookahead, table="scopa", hidden=80,
-        )  # fmt: skip
+        oracle_policy = oracle_card_policy(policy.card_width, policy.global_width, policy.lookahead)
         oracle_policy.load_play_state_dict(policy.state_dict())
         policy = oracle_policy
         obs_t = torch.cat([obs_t, torch.rand(len(rows), 80)], dim=1)

@@ -31,7 +31,7 @@ def _assert_same(got: dict[str, np.ndarray], expected: dict[str, np.ndarray]) ->
 def test_fast_observation_equals_the_simple_path_at_every_table(name: str) -> None:
     """Every seat, every state, several deals (points rewards, a low target so matches end)."""
     env = make_aec(name, reward="points", rules={"target": 4})
-    assert env._fast is not None, "the shipped encoders all have a fast path"
+    assert env._features is not None, "the shipped encoders all have a fast path"
     rng = np.random.default_rng(7)
     states = 0
     for game in range(3):

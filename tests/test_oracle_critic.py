@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from conftest import TINY, encode_deal
+from conftest import TINY, encode_deal, oracle_card_policy
 
 from scopa_env.batched import BatchedScopa
 from scopa_env.cards import parse_cards
@@ -66,18 +66,6 @@ def test_the_batched_engine_gives_the_block_of_the_seat_to_act() -> None:
 # The policy --------------------------------------------------------------------------------
 
 
-def _oracle_policy() -> torch.nn.Module:
-    from gymnasium import spaces
-
-    from agents.oracle_policy import OracleCardPolicy
-
-    space = spaces.Box(0.0, 100.0, (373 + 80,), np.float32)
-    return OracleCardPolicy(
-        space, spaces.Discrete(80), lambda _: 1e-3, card_width=8, global_width=16,
-        lookahead=True, table="scopa", hidden=80,
-    )  # fmt: skip
-
-
 def _position() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """An observation, its legal moves and its true hidden block (player 0 to play)."""
     deal = Deal.from_deck(list(range(39, -1, -1)))
@@ -88,7 +76,7 @@ def _position() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def test_the_actor_reads_the_observation_alone_and_the_critic_the_hidden_cards() -> None:
     torch.manual_seed(0)
-    policy = _oracle_policy()
+    policy = oracle_card_policy()
     torch.nn.init.normal_(policy.value_net.weight)  # the oracle's columns start at zero
     obs, mask, hidden = _position()
     other = hidden.copy()
@@ -106,7 +94,7 @@ def test_the_play_policy_is_a_card_policy_with_the_actors_moves() -> None:
     from agents.card_policy import CardPolicy
 
     torch.manual_seed(1)
-    oracle = _oracle_policy()
+    oracle = oracle_card_policy()
     plain = oracle.play_policy()
     assert type(plain) is CardPolicy and plain.observation_space.shape == (373,)
     obs, mask, hidden = _position()
@@ -118,7 +106,7 @@ def test_the_play_policy_is_a_card_policy_with_the_actors_moves() -> None:
             torch.as_tensor(obs)[None], action_masks=mask[None]
         ).distribution.probs
         # Loaded back, a plain policy gives the oracle the clone's value (the MLP's part at 0).
-        fresh = _oracle_policy()
+        fresh = oracle_card_policy()
         fresh.load_play_state_dict(plain.state_dict())
         value = fresh.predict_values(torch.as_tensor(np.r_[obs, hidden])[None])
     torch.testing.assert_close(ours, theirs, rtol=0, atol=0)
