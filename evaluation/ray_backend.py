@@ -18,7 +18,9 @@ worker process dies (killed, out of memory, its node lost) is run again by Ray, 
 ``MAX_RETRIES`` times (Ray's task retries); an exception raised by the task itself is not
 retried and goes on to the caller, as in the local pool. Leaving the block by an exception
 (Ctrl-C included) cancels every task not yet finished, and what finished stays with the caller.
-Each task asks Ray for one CPU.
+Each task asks Ray for one CPU and is placed by Ray's ``"SPREAD"`` strategy: by default Ray
+keeps tasks beside their arguments, and every task shares one argument put on the caller's
+node, so a short run could leave the other nodes idle.
 
 Workers import the project's modules by name: on a cluster, install the project on every node
 (``make setup``) or run from a shared checkout; a local Ray gets this process's ``PYTHONPATH``.
@@ -100,7 +102,12 @@ class RayPool:
     def results(self, function: Callable[[Item], Any], items: Iterable[Item]) -> Iterator[Any]:
         """``(item, function(item))`` for every item, in the order they finish."""
         ray = self.ray
-        remote = ray.remote(num_cpus=1, max_retries=MAX_RETRIES, retry_exceptions=False)(_call)
+        remote = ray.remote(
+            num_cpus=1,
+            max_retries=MAX_RETRIES,
+            retry_exceptions=False,
+            scheduling_strategy="SPREAD",
+        )(_call)
         shared = ray.put(function)  # sent once, not with every task (a partial, a config...)
         refs = {remote.remote(shared, item): item for item in items}
         self.pending = list(refs)
