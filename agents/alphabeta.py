@@ -17,6 +17,12 @@ going to the greedy player's choice.
   every play uses one card, all leaves are at the same ply, so the search never mixes exact
   scores with material.
 
+- With ``infer=True`` the samples are not uniform: the opponent's plays this round say what it
+  is likely to hold (a trail where a card of some rank would have captured), and the searched
+  deals are resampled from more candidates by how likely a soft greedy opponent with that hand
+  would have made those plays (``agents.inference``). The player then follows each deal
+  across its ``act`` calls.
+
 Moves are ordered by their greedy value so that the pruning cuts early. The work is a fixed
 number of samples and plies, so the choice depends on the seed only, never on the machine.
 
