@@ -34,4 +34,13 @@ class Determinizer:
 
     def sample(self, rng: np.random.Generator) -> Deal:
         """One deal drawn uniformly from those consistent with the view."""
-        return self._template.with_hidden_cards(0, rng.permutation(self._unseen).tolist())
+        return self.deal(self.hidden(rng))
+
+    def hidden(self, rng: np.random.Generator) -> list[int]:
+        """The unseen cards in a uniformly random order: the next seat's hand first, as
+        ``deal`` places them (a sampler can weigh the hands before it builds the deals)."""
+        return rng.permutation(self._unseen).tolist()
+
+    def deal(self, hidden: list[int]) -> Deal:
+        """The deal with the unseen cards placed in the order of ``hidden``."""
+        return self._template.with_hidden_cards(0, hidden)

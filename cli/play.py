@@ -41,7 +41,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--opponent",
         default="heuristic",
-        help=f"the player in every opponent's seat: {', '.join(OPPONENTS)}, or a checkpoint path",
+        help=f"the player in every opponent's seat: {', '.join(OPPONENTS)}, or a checkpoint path, "
+        "optionally with options as name:key=value,... (alphabeta:infer=True)",
     )
     parser.add_argument(
         "--partner",
@@ -66,6 +67,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from agents import make_agent
+    from evaluation.players import PlayerSpec
 
     rules = rules_from_args(args)
     table = resolve_table(args.table)
@@ -73,7 +75,8 @@ def run(args: argparse.Namespace) -> int:
         raise TableError(
             f"--seat must be 0 to {table.players - 1} at {table.name}, got {args.seat}"
         )
-    opponent = make_agent(args.opponent, rules=rules, seed=args.seed)
+    spec = PlayerSpec.parse(args.opponent)
+    opponent = make_agent(spec.name, rules=rules, seed=args.seed, **dict(spec.options))
     others: dict[str, Any] = {}
     line = f"Rules: {describe_rules(rules)}; opponent: {args.opponent}"
     if table.partnerships:

@@ -151,6 +151,21 @@ def test_rules_presets_and_options_reach_the_game(monkeypatch, capsys):
     assert "Rules: napola (target 21, fewest_cards_capture=true)" in capsys.readouterr().out
 
 
+def test_opponent_options_reach_the_player(monkeypatch):
+    from cli import main as cli
+    from cli import play
+
+    seen = {}
+
+    def fake_match(env, opponent, human=0, seed=None):
+        player = opponent.__self__
+        seen.update(infer=player.infer, samples=player.samples)
+
+    monkeypatch.setattr(play, "play_match", fake_match)
+    assert cli.main(["play", "--opponent", "alphabeta:infer=True,samples=16"]) == 0
+    assert seen == {"infer": True, "samples": 16}
+
+
 def test_bad_rule_options_are_clear_errors(capsys):
     from cli import main as cli
 
