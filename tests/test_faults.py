@@ -572,6 +572,7 @@ def test_an_rllib_command_stopped_leaves_no_process_and_says_how_to_resume(
         ("ppo.card_width=32", "ppo.card_width is 8 in the run, 32 asked"),
         ("rules=napola", "rules is scopa (target 11) in the run, napola (target 11) asked"),
         ("ppo.policy=mlp", "ppo.policy is 'card' in the run, 'mlp' asked"),
+        ("selfplay.baseline=start", "selfplay.baseline is None in the run, 'start' asked"),
     ],
 )
 def test_resume_refuses_overrides_that_contradict_the_checkpoints(

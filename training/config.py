@@ -566,6 +566,7 @@ FIXED_ON_RESUME = (
     "ppo.net_arch",
     "ppo.activation",
     "ppo.init_temperature",
+    "selfplay.baseline",  # the reward the critic learnt, and a start the pool must hold
 )
 
 
