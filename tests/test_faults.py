@@ -298,6 +298,31 @@ def test_training_stopped_at_a_random_point_and_resumed_ends_as_the_unstopped_ru
     assert_same_run(finished, run)
 
 
+#: ``RUN`` with the deal baseline: every deal's reward minus its shadow's (the frozen clone's).
+BASELINE_RUN = {**RUN, "selfplay": {**RUN["selfplay"], "baseline": "start"}}
+
+
+def test_a_run_with_the_deal_baseline_stopped_and_resumed_ends_as_the_unstopped_run(
+    finished: Path, tmp_path: Path
+) -> None:
+    """Stopped just after update 3's evaluation, resumed from update 2's checkpoint: the
+    shadows restart with the games, so the run ends as the one that was never stopped (and
+    not as ``RUN`` without the baseline)."""
+    from training.train import train
+
+    unstopped = tmp_path / "unstopped"
+    train(validate(BASELINE_RUN), unstopped, progress=False)
+    run = tmp_path / "run"
+    config = _config_file(tmp_path, BASELINE_RUN)
+    code, err = stopped("training.callback:append_csv", 4, "SIGINT", ["train", "--config",
+                        str(config), "--run-dir", str(run), "--no-progress"])  # fmt: skip
+    assert code == 128 + signal.SIGINT, err
+    assert train(validate(BASELINE_RUN), run, resume=True, progress=False).timesteps == 512
+    assert_same_run(unstopped, run)
+    ours, plain = _weights(run / "final.zip"), _weights(finished / "final.zip")
+    assert not all(torch.equal(ours[k], plain[k]) for k in ours)
+
+
 #: The warm start in two workers: eight tasks of 128 decisions.
 WARM = {
     **TINY,
@@ -547,6 +572,7 @@ def test_an_rllib_command_stopped_leaves_no_process_and_says_how_to_resume(
         ("ppo.card_width=32", "ppo.card_width is 8 in the run, 32 asked"),
         ("rules=napola", "rules is scopa (target 11) in the run, napola (target 11) asked"),
         ("ppo.policy=mlp", "ppo.policy is 'card' in the run, 'mlp' asked"),
+        ("selfplay.baseline=start", "selfplay.baseline is None in the run, 'start' asked"),
     ],
 )
 def test_resume_refuses_overrides_that_contradict_the_checkpoints(

@@ -75,6 +75,7 @@ class TrainingCallback(_base_callback()):  # type: ignore[misc]
         )
         self.pool_env.take_timers()  # drop what the warm start's games left in the counters
         self.pool_env.take_results()
+        self.pool_env.take_baseline_results()
         fresh = latest_checkpoint(self.run_dir) is None
         if self.model.num_timesteps == 0 and fresh:
             # The starting point (the clone, or the random network) opens the learning curve.
@@ -133,6 +134,8 @@ class TrainingCallback(_base_callback()):  # type: ignore[misc]
         for kind, (mean, count) in self.pool_env.take_results().items():
             self.logger.record(f"pool/points_per_episode_vs_{kind}", mean)
             self.logger.record(f"pool/episodes_vs_{kind}", count)
+        for kind, (mean, _) in self.pool_env.take_baseline_results().items():
+            self.logger.record(f"pool/baseline_points_vs_{kind}", mean)
         self.logger.record("time/steps_per_second", self.config.rollout_size / elapsed)
         self.logger.record("time/env_share", env_s / elapsed)
         self.logger.record("time/opponent_share", opp_s / elapsed)

@@ -141,6 +141,13 @@ class SelfPlayConfig(_Section):
     #: all run: what PPO has to beat head to head). Until the first snapshot exists, the
     #: snapshot share goes to the baselines.
     opponents: dict[str, float] = Field(default_factory=lambda: {"random": 0.5, "greedy": 0.5})
+    #: ``start``: each deal's reward is the learner's points minus those of a shadow game of
+    #: the same deck, the run's start (its clone, frozen) in the learner's seats against the
+    #: same opponent (``training.deal_baseline``): a baseline that cancels the deal's luck.
+    #: ``null``: the points alone. Training statistics stay the learner's own points.
+    baseline: Literal["start"] | None = None
+    #: How the baseline's start plays: ``argmax`` (its most likely move) or ``sample``.
+    baseline_play: Literal["argmax", "sample"] = "argmax"
 
     @field_validator("opponents")
     @classmethod
@@ -376,6 +383,28 @@ class TrainConfig(_Section):
         return self
 
     @model_validator(mode="after")
+    def _deal_baseline_has_a_deal_and_a_start(self) -> TrainConfig:
+        if self.selfplay.baseline is None:
+            return self
+        ws = self.warm_start
+        if self.episode != "deal":
+            raise ValueError(
+                f"selfplay.baseline={self.selfplay.baseline!r} replays each deal's deck, which "
+                f"needs episode: deal (episode is {self.episode!r})"
+            )
+        if ws.teacher is None and ws.init_from is None:
+            raise ValueError(
+                f"selfplay.baseline={self.selfplay.baseline!r} plays the run's start, but "
+                "warm_start.teacher and warm_start.init_from are null"
+            )
+        if ws.critic_samples:
+            raise ValueError(
+                "warm_start.critic_samples fits the critic to returns without the deal "
+                "baseline, which selfplay.baseline then changes: set one of them off"
+            )
+        return self
+
+    @model_validator(mode="after")
     def _shaping_reads_two_players(self) -> TrainConfig:
         if self.shaping and self.table != "scopa":
             raise ValueError(
@@ -537,6 +566,7 @@ FIXED_ON_RESUME = (
     "ppo.net_arch",
     "ppo.activation",
     "ppo.init_temperature",
+    "selfplay.baseline",  # the reward the critic learnt, and a start the pool must hold
 )
 
 

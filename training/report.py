@@ -116,6 +116,12 @@ def write_report(
             f" variance, {state.warm_start['critic_seconds'] / 60:.1f} min)"
         )
     warm_s = state.warm_start["seconds"] if state.warm_start else 0.0
+    baseline = ""
+    if config.selfplay.baseline is not None:
+        baseline = (
+            f", minus the points of the deal baseline (`{config.selfplay.baseline}`, "
+            f"{config.selfplay.baseline_play}) on the same deck, seats and opponent"
+        )
     title = f"# Training run `{run_dir.name}`"
     evaluation = f"## Final evaluation of `{evaluated}` (duplicate deals, seed {config.eval.seed})"
     final = "`final.zip`"
@@ -133,7 +139,7 @@ def write_report(
 | config | `{config.name}` (`config.yaml` beside this report) |
 | seed | {config.seed} |
 | rules | {describe_rules(config.resolved_rules())} |
-| episode / reward | {config.episode} / {config.reward} |
+| episode / reward | {config.episode} / {config.reward}{baseline} |
 | environment steps | {timesteps:,} ({state.updates} PPO updates of {config.rollout_size:,} steps) |
 | wall time | {(state.wall_s + state.eval_s) / 60:.1f} min: warm start {warm_s / 60:.1f}, \
 training {state.learn_s / 60:.1f}, \

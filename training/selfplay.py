@@ -22,6 +22,7 @@ from gymnasium import spaces
 from agents.base import reset_agent
 from scopa_env.privileged import batch_hidden, hidden_size
 from scopa_env.vector_env import ScopaVecEnv
+from training.deal_baseline import DealBaseline
 
 BASELINES = ("random", "greedy", "heuristic")
 SNAPSHOT_KINDS = ("snapshot", "latest", "start")
@@ -130,11 +131,13 @@ class FrozenPolicy:
 
     It samples from the masked action distribution (not the argmax), so the learner meets the
     spread of play the snapshot really had, with its own torch generator so the opponent's
-    draws never touch the learner's random streams.
+    draws never touch the learner's random streams. ``greedy`` plays the most likely legal
+    move instead (the deal baseline's reference: no noise of its own).
     """
 
-    def __init__(self, policy: torch.nn.Module, seed: int) -> None:
+    def __init__(self, policy: torch.nn.Module, seed: int, greedy: bool = False) -> None:
         self.policy = copy.deepcopy(policy).to("cpu").eval()
+        self.greedy = greedy
         for param in self.policy.parameters():
             param.requires_grad_(False)
         self.generator = torch.Generator().manual_seed(seed)
@@ -152,6 +155,8 @@ class FrozenPolicy:
         features = self.policy.extract_features(obs_t, self.policy.pi_features_extractor)
         logits = self.policy.action_net(self.policy.mlp_extractor.forward_actor(features))
         logits = logits.masked_fill(torch.as_tensor(masks) == 0, float("-inf"))
+        if self.greedy:
+            return logits.argmax(dim=-1).numpy()
         probs = torch.softmax(logits, dim=-1)
         return torch.multinomial(probs, 1, generator=self.generator).squeeze(1).numpy()
 
@@ -262,6 +267,12 @@ class PoolVecEnv(ScopaVecEnv):  # type: ignore[misc, valid-type]
     per-game opponents: the games are split into ``groups`` equal blocks and
     ``draw_opponents`` gives each block a fresh draw from the pool. It also shapes rewards,
     keeps results per opponent kind and times itself, for the run report's environment share.
+
+    ``deal_baseline="start"`` subtracts from each deal's reward the points of the pool's
+    ``start`` on the same deck in the learner's seats against the same opponent
+    (``training.deal_baseline``; ``baseline_play``: its ``argmax`` move or a ``sample``), once
+    ``attach_policy`` finds the start set. The shadows' opponents are copies of the groups'
+    with their own random streams; the results per opponent kind stay the learner's own points.
     """
 
     def __init__(
@@ -278,6 +289,8 @@ class PoolVecEnv(ScopaVecEnv):  # type: ignore[misc, valid-type]
         shaping: float = 0.0,
         gamma: float = 1.0,
         hidden: bool = False,
+        deal_baseline: str | None = None,
+        baseline_play: str = "argmax",
     ) -> None:
         if num_envs % groups:
             raise ValueError(f"num_envs={num_envs} must be a multiple of groups={groups}")
@@ -298,6 +311,31 @@ class PoolVecEnv(ScopaVecEnv):  # type: ignore[misc, valid-type]
         self.engine = self.batch.engine
         self.env_seconds = 0.0
         self.results: dict[str, tuple[float, int]] = {}
+        self.baseline_results: dict[str, tuple[float, int]] = {}
+        self.deal_baseline: DealBaseline | None = None
+        #: Whether the games are dealt (``reset`` has been called).
+        self.dealt = False
+        self.baseline_play = baseline_play
+        if deal_baseline is not None:
+            if deal_baseline != "start":
+                raise ValueError(f"deal_baseline must be 'start' or None, got {deal_baseline!r}")
+            if episode != "deal":
+                raise ValueError("deal_baseline needs episode='deal': a shadow plays one deal")
+            if baseline_play not in ("argmax", "sample"):
+                raise ValueError(
+                    f"baseline_play must be 'argmax' or 'sample', got {baseline_play!r}"
+                )
+            self.shadow_baselines = copy.deepcopy(self.baselines)
+            self.shadow_opponents = [
+                SwitchableOpponent(self.shadow_baselines) for _ in range(groups)
+            ]
+            self.deal_baseline = DealBaseline(
+                num_envs,
+                self.engine.rules,
+                self.engine.table,
+                reward,
+                PoolOpponents(self.shadow_opponents, self.group_of),
+            )
         self.shaping = MaterialPotential(self.engine.rules, shaping, gamma) if shaping else None
         self.potential = np.zeros(num_envs, np.float32)
         #: The observation's own width; with ``hidden`` (an oracle critic's training) each
@@ -325,10 +363,35 @@ class PoolVecEnv(ScopaVecEnv):  # type: ignore[misc, valid-type]
         base = 0 if self._seed is None else self._seed
         for g, opponent in enumerate(self.opponents):
             opponent.frozen = FrozenPolicy(policy, seed=base + 104729 * (g + 1))
+        if self.deal_baseline is None:
+            return
+        for g, opponent in enumerate(self.shadow_opponents):
+            opponent.frozen = FrozenPolicy(policy, seed=base + 130363 * (g + 1))
+        if self.pool.start is not None:
+            greedy = self.baseline_play == "argmax"
+            reference = FrozenPolicy(policy, seed=base + 179424673, greedy=greedy)
+            reference.load(self.pool.start)
+            self.set_reference(reference)
+
+    def set_reference(self, reference: Any) -> None:
+        """Play the deal baseline's shadows with ``reference`` (``act_batch(obs, masks)``),
+        from the deals now in progress on."""
+        if self.deal_baseline is None:
+            raise RuntimeError("this environment has no deal baseline (deal_baseline=None)")
+        self.deal_baseline.reference = reference
+        for shadow, opponent in zip(self.shadow_opponents, self.opponents, strict=True):
+            shadow.set(opponent.member)
+        if self.dealt:
+            self.deal_baseline.record(np.arange(self.num_envs), self.engine, self.seat)
 
     def draw_opponents(self) -> list[str]:
         """Every group draws its opponent for the next rollout; returns their names."""
         members = self.pool.sample(self.groups)
+        baseline = self.deal_baseline
+        if baseline is not None and baseline.active:
+            baseline.flush()  # the pending shadows meet the opponents their deals began with
+            for shadow, member in zip(self.shadow_opponents, members, strict=True):
+                shadow.set(member)
         for opponent, member in zip(self.opponents, members, strict=True):
             opponent.set(member)
         return [opponent.name for opponent in self.opponents]
@@ -344,6 +407,15 @@ class PoolVecEnv(ScopaVecEnv):  # type: ignore[misc, valid-type]
         for g, opponent in enumerate(self.opponents):
             if opponent.frozen is not None:
                 opponent.frozen.generator.manual_seed(seed + 104729 * (g + 1))
+        if self.deal_baseline is not None:
+            for i, name in enumerate(sorted(self.shadow_baselines)):
+                reset_agent(self.shadow_baselines[name], seed + 32452843 * (i + 1))
+            for g, opponent in enumerate(self.shadow_opponents):
+                if opponent.frozen is not None:
+                    opponent.frozen.generator.manual_seed(seed + 130363 * (g + 1))
+            reference = self.deal_baseline.reference
+            if isinstance(reference, FrozenPolicy):
+                reference.generator.manual_seed(seed + 179424673)
         self.seed(seed)
         return self.reset()
 
@@ -351,6 +423,13 @@ class PoolVecEnv(ScopaVecEnv):  # type: ignore[misc, valid-type]
         """Mean learner return and episode count per opponent kind, since the last call."""
         results = {k: (total / count, count) for k, (total, count) in self.results.items()}
         self.results = {}
+        return results
+
+    def take_baseline_results(self) -> dict[str, tuple[float, int]]:
+        """Mean shadow points (the deal baseline's) and deal count per opponent kind, since
+        the last call; empty without a deal baseline."""
+        results = {k: (total / count, count) for k, (total, count) in self.baseline_results.items()}
+        self.baseline_results = {}
         return results
 
     def take_timers(self) -> tuple[float, float]:
@@ -366,6 +445,10 @@ class PoolVecEnv(ScopaVecEnv):  # type: ignore[misc, valid-type]
     def reset(self) -> np.ndarray:
         start = time.perf_counter()
         obs = self._widen(super().reset())
+        self.dealt = True
+        if self.deal_baseline is not None:
+            self.deal_baseline.clear()
+            self.deal_baseline.record(np.arange(self.num_envs), self.engine, self.seat)
         if self.shaping is not None:
             self.potential = self.shaping(self.engine.obs)
         self.env_seconds += time.perf_counter() - start
@@ -391,7 +474,22 @@ class PoolVecEnv(ScopaVecEnv):  # type: ignore[misc, valid-type]
         if self.shaping is not None:  # the statistics count the game's own points only
             rewards = rewards + self.shaping.reward(self.potential, self.engine.obs, dones)
             self.potential = self.shaping(self.engine.obs)
-        for game in np.flatnonzero(dones):
+        baseline = self.deal_baseline
+        ended = np.flatnonzero(dones)
+        if baseline is not None and baseline.active and ended.shape[0]:
+            shadow = baseline.take(ended)
+            rewards = rewards.copy()
+            rewards[ended] -= shadow
+            baseline.record(ended, self.engine, self.seat)  # the deals they start now
+            kinds = np.array([o.kind for o in self.opponents])[self.group_of[ended]]
+            for kind in np.unique(kinds).tolist():
+                rows = kinds == kind
+                total, count = self.baseline_results.get(kind, (0.0, 0))
+                self.baseline_results[kind] = (
+                    total + float(shadow[rows].sum()),
+                    count + int(rows.sum()),
+                )
+        for game in ended:
             kind = self.opponents[self.group_of[game]].kind
             total, count = self.results.get(kind, (0.0, 0))
             self.results[kind] = (total + infos[game]["episode"]["r"], count + 1)

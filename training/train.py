@@ -206,7 +206,8 @@ def _train(
                 f"critic fitted to the start's play: {fitted['critic_samples']:,} decisions, "
                 f"{100 * fitted['critic_ev']:.1f}% of their returns' variance explained"
             )
-        if pool.probs.get("start"):  # the starting point as it is (cloned), before softening
+        if pool.probs.get("start") or config.selfplay.baseline == "start":
+            # The starting point as it is (cloned), before softening.
             pool.set_start(model.policy.state_dict())
         if config.ppo.init_temperature != 1:
             model.policy.soften(config.ppo.init_temperature)
@@ -220,6 +221,8 @@ def _train(
         rewind_run(run_dir, checkpoint, state.updates)
         print(f"resuming {run_dir} at update {state.updates} ({model.num_timesteps:,} steps)")
     env.attach_policy(model.policy)
+    if config.selfplay.baseline is not None and not env.deal_baseline.active:
+        raise RuntimeError("selfplay.baseline=start, but the run's pool holds no start")
     live.update(state=state, model=model)
 
     # 5. Callbacks do everything around PPO's updates: pool, checkpoints, evaluation, progress.
@@ -431,4 +434,6 @@ def make_training_env(config: TrainConfig, pool: Any) -> Any:
         shaping=config.shaping,
         gamma=config.ppo.gamma,
         hidden=config.ppo.oracle_critic,
+        deal_baseline=config.selfplay.baseline,
+        baseline_play=config.selfplay.baseline_play,
     )
