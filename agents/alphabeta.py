@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.base import Observation, RuleAgent, check_action
+from agents.base import RuleAgent
 from agents.determinize import Determinizer
 from agents.greedy import MoveValuer
 from agents.inference import OpponentModel, PlayTracker
@@ -176,7 +176,7 @@ class AlphaBetaAgent(RuleAgent):
         self.depth = depth
         self.endgame_plies = endgame_plies
         self.valuer = MoveValuer(self.rules, values)
-        self.infer = infer
+        self.inference = infer  # not ``infer``: GuidedAgent keeps its own weight under that name
         self.candidates = 4 * samples if candidates is None else candidates
         self.model = OpponentModel(self.rules, self.valuer, temperature, uniform, capture_bonus)
         self.tracker = PlayTracker()
@@ -185,24 +185,15 @@ class AlphaBetaAgent(RuleAgent):
         super().reset(seed)
         self.tracker.reset()
 
-    def act(self, observation: Observation) -> int:
-        if not self.infer:
-            return super().act(observation)
-        vector = observation["observation"]
-        info = InfoState.from_observation(vector)
+    def observe(self, info: InfoState) -> None:
+        if not self.inference:
+            return
         if info.other_hands:
             raise PlayerError(
                 f"{self.name} infers hidden cards at two-player Scopa only; this observation "
                 f"is of a table of {len(info.other_hands) + 1} seats"
             )
-        self.tracker.observe(info)  # every decision, forced ones too, to follow the deal
-        moves = info.legal_moves(self.rules)
-        if not moves:
-            raise ValueError("no legal move in this observation: is the deal over?")
-        move = self.choose_seen(vector, info, moves) if len(moves) > 1 else moves[0]
-        action = info.action(move)
-        check_action(observation, action, self.rules)
-        return action
+        self.tracker.observe(info)
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         actions = []
@@ -257,7 +248,7 @@ class AlphaBetaAgent(RuleAgent):
         uniform draws weighted by the opponent model's likelihood of this round's plays.
         """
         samples = self.deals_searched(info)
-        plays = self.tracker.this_round(info) if self.infer and samples > 1 else []
+        plays = self.tracker.this_round(info) if self.inference and samples > 1 else []
         if not plays:
             return [(determinizer.sample(self.rng), 1) for _ in range(samples)]
         hidden = [determinizer.hidden(self.rng) for _ in range(self.candidates)]

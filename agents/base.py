@@ -56,9 +56,14 @@ class RuleAgent:
         apart (``agents.seats.SeatView``); the others need only the ``InfoState``."""
         return self.choose(info, moves)
 
+    def observe(self, info: InfoState) -> None:
+        """Sees every observation ``act`` is given, forced moves included; players that follow
+        the deal (``agents.inference``) override it."""
+
     def act(self, observation: Observation) -> int:
         vector = observation["observation"]
         info = InfoState.from_observation(vector)
+        self.observe(info)
         moves = info.legal_moves(self.rules)
         if not moves:
             raise ValueError("no legal move in this observation: is the deal over?")
