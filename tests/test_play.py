@@ -159,7 +159,7 @@ def test_opponent_options_reach_the_player(monkeypatch):
 
     def fake_match(env, opponent, human=0, seed=None):
         player = opponent.__self__
-        seen.update(infer=player.infer, samples=player.samples)
+        seen.update(infer=player.inference, samples=player.samples)
 
     monkeypatch.setattr(play, "play_match", fake_match)
     assert cli.main(["play", "--opponent", "alphabeta:infer=True,samples=16"]) == 0
