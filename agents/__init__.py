@@ -28,6 +28,7 @@ from agents.ismcts import ISMCTSAgent
 from agents.openspiel_bot import OpenSpielISMCTSAgent
 from agents.policy import PRETRAINED_CHECKPOINT, PolicyAgent
 from agents.random_agent import RandomAgent
+from agents.rollout import RolloutAgent
 from scopa_env.errors import CheckpointNotFoundError, PlayerError, ScopaError, UnknownPlayerError
 
 AGENTS: dict[str, type] = {
@@ -37,6 +38,7 @@ AGENTS: dict[str, type] = {
     "ismcts": ISMCTSAgent,
     "alphabeta": AlphaBetaAgent,
     "guided": GuidedAgent,
+    "rollout": RolloutAgent,
     "openspiel-ismcts": OpenSpielISMCTSAgent,
 }
 
@@ -126,6 +128,7 @@ __all__ = [
     "OpenSpielISMCTSAgent",
     "PolicyAgent",
     "RandomAgent",
+    "RolloutAgent",
     "RuleAgent",
     "check_options",
     "make_agent",

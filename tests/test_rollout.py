@@ -1,0 +1,175 @@
+"""The rollout search player: legal play, its rollouts against the network's own moves and the
+exact solver, positions worked out by hand, reproducibility, bad options."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import SEVENS_AND_COINS, observe_deal, play_deals
+
+from agents import RolloutAgent, make_agent
+from agents.alphabeta import AlphaBeta
+from agents.guided import Root
+from agents.policy import PRETRAINED_CHECKPOINT
+from agents.values import POINT
+from scopa_env.cards import parse_card, parse_cards
+from scopa_env.engine import Deal
+from scopa_env.environments import make_aec
+from scopa_env.errors import CheckpointNotFoundError, PlayerError
+from scopa_env.observation import deal_block
+
+pytestmark = pytest.mark.skipif(
+    not PRETRAINED_CHECKPOINT.is_file(), reason="the shipped network is not installed"
+)
+
+#: Every deal below starts a match (0 to 0, target 11) with seat 1 dealing and nothing played
+#: before it.
+ROOT = Root((deal_block((0, 0), 11, 1, 0), deal_block((0, 0), 11, 1, 1)), (0, 0))
+
+
+@pytest.fixture(scope="module")
+def player() -> RolloutAgent:
+    return RolloutAgent(samples=2, seed=0)
+
+
+def played_to(seed: int, plays: int) -> Deal:
+    """A deal of ``seed`` after ``plays`` random legal plays."""
+    deal = Deal.new(np.random.default_rng(seed))
+    rng = np.random.default_rng(seed + 1000)
+    for _ in range(plays):
+        moves = deal.legal_moves()
+        deal.play(moves[rng.integers(len(moves))])
+    return deal
+
+
+def endgame(move: str) -> Deal:
+    """The last round of ``tests/test_guided.py``'s endgame, after my ``move``: I hold 5B 6B,
+    the opponent 4C AB, the table is 3C 2S 4S; my pile holds every seven and every coin."""
+    mine, theirs, table = parse_cards("5B 6B"), parse_cards("4C AB"), parse_cards("3C 2S 4S")
+    pile = parse_cards(SEVENS_AND_COINS)
+    rest = [c for c in range(40) if c not in {*mine, *theirs, *table, *pile}]
+    deal = Deal.from_position(
+        hands=(mine, theirs), table=table, captures=(pile, rest), current_player=0,
+        first_player=0, last_capturer=0,
+    )  # fmt: skip
+    (legal,) = [m for m in deal.legal_mask_moves() if m[0] == parse_card(move)]
+    deal.play_unchecked(*legal)
+    return deal
+
+
+def test_the_last_round_is_solved_exactly_inside_a_rollout(player: RolloutAgent) -> None:
+    # 5B takes 3C+2S and leaves 4S, which 4C sweeps: cards, coins, settebello and primiera
+    # are mine, the opponent has a scopa: 4 to 1. 6B takes 2S+4S and leaves 3C, which nothing
+    # sweeps; my last capture takes what is left: 4 to 0.
+    values = player.rollout_values([endgame("5B"), endgame("6B")], ROOT)
+    assert values == [3 * POINT, 4 * POINT]
+
+
+def test_without_the_exact_last_round_the_network_plays_it_out() -> None:
+    network = RolloutAgent(samples=2, seed=0, exact_last_round=False)
+    deals = [endgame("5B"), endgame("6B")]
+    values = network.rollout_values(deals, ROOT)
+    assert all(deal.is_over for deal in deals)
+    exact = AlphaBeta(network.rules, network.valuer)
+    assert values == [exact.final(deal, 0) for deal in deals]
+
+
+@pytest.mark.parametrize("plays", [0, 5, 13, 20])
+def test_a_rollout_plays_the_networks_most_likely_card(player: RolloutAgent, plays: int) -> None:
+    network = make_agent("pretrained")
+    for seed in range(4):
+        deal = played_to(seed, plays)
+        if deal.current_player != 0:
+            deal = played_to(seed, plays + 1)
+        observation = observe_deal(deal)
+        expected = network.act(observation)  # a card: nothing is pending
+        before = deal.masks["hands"][0]
+        copy = deal.copy()
+        logits = player.leaf.logits(player.leaf.observations([copy], ROOT))
+        player._play_network_move(copy, logits[0])
+        assert before & ~copy.masks["hands"][0] == 1 << expected
+
+
+def test_with_a_confidence_out_of_reach_it_plays_the_networks_own_move() -> None:
+    network = make_agent("pretrained")
+    stubborn = RolloutAgent(samples=3, confidence=1e9, seed=0)
+    searched = 0
+    for seed in range(6):
+        for plays in (0, 6, 13):
+            deal = played_to(seed, plays)
+            if deal.current_player != 0:
+                deal = played_to(seed, plays + 1)
+            observation = observe_deal(deal)
+            if len(deal.legal_mask_moves()) > 1:
+                searched += 1
+            assert stubborn.act(observation) == network.act(observation)
+    assert searched > 10
+
+
+def test_rollouts_batched_equal_rollouts_one_by_one(player: RolloutAgent) -> None:
+    network = RolloutAgent(samples=2, seed=0, exact_last_round=False)
+    deals = [played_to(seed, plays) for seed, plays in ((0, 0), (1, 3), (2, 11), (3, 24), (4, 30))]
+    together = network.rollout_values([d.copy() for d in deals], ROOT)
+    alone = [network.rollout_values([d.copy()], ROOT)[0] for d in deals]
+    assert together == alone
+    assert len(set(together)) > 1  # the deals differ: the check is not vacuous
+
+
+def test_mid_deal_sweeps_the_table_with_the_settebello() -> None:
+    # First round, the opponent's AC and AS taken: 7D takes 3S+4S, the whole table: a scopa,
+    # and the settebello in my pile; KB and 2C can only trail, giving the opponent the table.
+    hands = (parse_cards("7D KB 2C"), parse_cards("2D 5S JC"))
+    table, taken = parse_cards("3S 4S"), parse_cards("AC AS")
+    dealt = {*hands[0], *hands[1], *table, *taken}
+    deal = Deal.from_position(
+        hands=hands,
+        table=table,
+        stock=[c for c in range(40) if c not in dealt],
+        captures=((), taken),
+        last_capturer=1,
+    )
+    assert RolloutAgent(samples=4, seed=0).act(observe_deal(deal)) == parse_card("7D")
+
+
+def test_whole_deals_are_legal_and_reproducible_from_the_seed() -> None:
+    def actions(seed: int) -> list[int]:
+        players = {
+            "player_0": RolloutAgent(samples=2, seed=seed),
+            "player_1": RolloutAgent(samples=2, infer=True, exact_last_round=False, seed=seed),
+        }
+        return play_deals(players, range(2))
+
+    assert actions(5) == actions(5)
+
+
+def test_a_batch_of_unrelated_rows_gets_legal_actions(player: RolloutAgent) -> None:
+    rows = [observe_deal(played_to(seed, plays)) for seed, plays in ((5, 0), (6, 8), (7, 4))]
+    rows = [r for r in rows if r["action_mask"].any()]
+    actions = player.act_batch(
+        np.stack([r["observation"] for r in rows]), np.stack([r["action_mask"] for r in rows])
+    )
+    assert all(r["action_mask"][a] == 1 for r, a in zip(rows, actions, strict=True))
+
+
+def test_refuses_other_tables(player: RolloutAgent) -> None:
+    env = make_aec("scopa_4")
+    env.reset(seed=0)
+    with pytest.raises(PlayerError, match="two-player Scopa"):
+        player.act(env.observe(env.agent_selection))
+
+
+@pytest.mark.parametrize(
+    ("options", "error", "match"),
+    [
+        ({"samples": 0}, PlayerError, "samples"),
+        ({"samples": "many"}, PlayerError, "'many'"),
+        ({"network": "greedy"}, PlayerError, "not a network player"),
+        ({"network": "no/such/model.zip"}, CheckpointNotFoundError, "no/such/model.zip"),
+        ({"depth": 2}, PlayerError, "depth"),
+        ({"confidence": -1.0}, PlayerError, "confidence"),
+        ({"bogus": 1}, PlayerError, "bogus"),
+    ],
+)
+def test_bad_options_are_refused(options: dict, error: type, match: str) -> None:
+    with pytest.raises(error, match=match):
+        make_agent("rollout", **options)
