@@ -248,14 +248,23 @@ def plane(obs: np.ndarray, name: str) -> np.ndarray:
 
 
 #: A deal's state as ``Deal.view()`` gives it: hands, table, piles, played, stock size, scope,
-#: last capturer, dealer (the per-seat entries indexable by seat).
+#: last capturer, dealer, live cards (the per-seat entries indexable by seat).
 DealView = tuple[
-    Sequence[int], int, Sequence[int], Sequence[int], int, Sequence[int], int | None, int
+    Sequence[int], int, Sequence[int], Sequence[int], int, Sequence[int], int | None, int, int
 ]
 #: The ``phase`` feature, by whether a capture is being chosen: [play, pick].
 PHASE_VALUES = ((1.0, 0.0), (0.0, 1.0))
 _LAST = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))  # [me, the opponent, nobody]
 _PLAY = PHASE_VALUES[0]
+
+
+def live_cards(table: int, piles: Iterable[int]) -> int:
+    """The cards in hands and stock (``Deal.view``'s ``live``) from a position's masks: those
+    neither on the table nor captured."""
+    seen = table
+    for pile in piles:
+        seen |= pile
+    return ALL_CARDS_MASK ^ seen
 
 
 def deal_block(
@@ -295,11 +304,11 @@ def view_features(
     """The card planes (bit masks) and scalar values of ``player``'s observation, from a deal's
     ``view`` and the player's ``deal_block``: what ``encode`` and the environment's hot path
     both run (the environment writing them with the action mask: ``ObservationWriter``)."""
-    hands, table, piles, played, stock_size, scope, last_capturer, _dealer = view
+    hands, table, piles, played, stock_size, scope, last_capturer, _dealer, live = view
     opp = 1 - player
     hand = hands[player]
     mine, theirs = piles[player], piles[opp]
-    unseen = ALL_CARDS_MASK & ~(hand | table | mine | theirs)
+    unseen = live ^ hand
     if pending_card is None:
         pending, phase = 0, _PLAY
     else:
@@ -333,7 +342,8 @@ def encode(
     out: np.ndarray | None = None,
 ) -> np.ndarray:
     """The observation of ``player`` from the masks of a deal and the match around it."""
-    view = (hands, table, piles, played, stock_size, scope, last_capturer, dealer)
+    live = live_cards(table, piles)
+    view = (hands, table, piles, played, stock_size, scope, last_capturer, dealer, live)
     block = deal_block(match_score, target, dealer, player)
     planes, values = view_features(view, player, pending_card, picked, block)
     return write_observation(planes, NUM_PLANES, _SCALARS, values, out)

@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from scopa_env.cards import ALL_CARDS_MASK, NUM_CARDS
+from scopa_env.cards import NUM_CARDS
 from scopa_env.info_state import InfoState, register_decoder
 from scopa_env.observation import (
     MATCH_SCORE_CAP,
@@ -51,6 +51,7 @@ from scopa_env.observation import (
     DealView,
     ObservationWriter,
     layout_slices,
+    live_cards,
     planes_to_masks,
     scalar_format,
     split_pending,
@@ -140,11 +141,11 @@ def view_features(
     """The card planes (bit masks) and scalar values of seat ``player``'s observation, from a
     deal's ``view`` (its stock size unused: Scopone deals every card) and the seat's
     ``deal_block``: what ``encode`` and the environment's hot path both run."""
-    hands, table, piles, played, _stock, scope, last_capturer, _dealer = view
+    hands, table, piles, played, _stock, scope, last_capturer, _dealer, live = view
     me, after, partner, before = _SEATS[player]
     ours, theirs = piles[me] | piles[partner], piles[after] | piles[before]
     hand = hands[me]
-    unseen = ALL_CARDS_MASK & ~(hand | table | ours | theirs)
+    unseen = live ^ hand
     if pending_card is None:
         pending, phase = 0, PHASE_VALUES[0]
     else:
@@ -194,7 +195,7 @@ def encode(
     ``hands``, ``piles``, ``played`` and ``scope`` are per seat; ``match_score`` is per
     partnership (seats 0 and 2, then 1 and 3).
     """
-    view = (hands, table, piles, played, 0, scope, last_capturer, dealer)
+    view = (hands, table, piles, played, 0, scope, last_capturer, dealer, live_cards(table, piles))
     block = deal_block(match_score, target, dealer, player)
     planes, values = view_features(view, player, pending_card, picked, block)
     return write_observation(planes, NUM_PLANES, _SCALARS, values, out)

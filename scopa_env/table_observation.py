@@ -54,7 +54,7 @@ from typing import Any
 
 import numpy as np
 
-from scopa_env.cards import ALL_CARDS_MASK, NUM_CARDS
+from scopa_env.cards import NUM_CARDS
 from scopa_env.info_state import InfoState, register_decoder
 from scopa_env.observation import (
     MATCH_SCORE_CAP,
@@ -63,6 +63,7 @@ from scopa_env.observation import (
     DealView,
     ObservationWriter,
     layout_slices,
+    live_cards,
     pack_floats,
     planes_to_masks,
     split_pending,
@@ -256,9 +257,9 @@ class TableLayout:
 
         source = f"""
 def encode_seat(view, _player, pending_card, picked, block):
-    hands, table, piles, played, stock_size, scope, last_capturer, _dealer = view
+    hands, table, piles, played, stock_size, scope, last_capturer, _dealer, live = view
     hand = hands[{me}]
-    unseen = ALL ^ (hand | table | {" | ".join(f"piles[{s}]" for s in range(n))})
+    unseen = live ^ hand
     if pending_card is None:
         pending, phase = 0, PLAY
     else:
@@ -271,7 +272,6 @@ def encode_seat(view, _player, pending_card, picked, block):
     return (hand, table, {piles}, {played}, unseen, pending, picked), values
 """
         namespace = {
-            "ALL": ALL_CARDS_MASK,
             "HAND": self._hand_values,
             "SCOPE": self._scope_values,
             "SCOPE_SCALE": self._scope_scale,
@@ -305,7 +305,8 @@ def encode_seat(view, _player, pending_card, picked, block):
     ) -> np.ndarray:
         """The observation of seat ``player`` from a deal's masks (``Deal.masks``): the
         arguments of ``scopa_env.observation.encode``, per seat, ``match_score`` per side."""
-        view = (hands, table, piles, played, stock_size, scope, last_capturer, dealer)
+        live = live_cards(table, piles)
+        view = (hands, table, piles, played, stock_size, scope, last_capturer, dealer, live)
         block = self.deal_block(match_score, target, dealer, player)
         planes, values = self._seat_encoders[player](view, player, pending_card, picked, block)
         return write_observation(planes, self._num_planes, self._scalars, values, out)

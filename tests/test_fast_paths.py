@@ -14,6 +14,8 @@ import pytest
 
 from scopa_env import observation, scopone_observation
 from scopa_env.capture_env import fast_layout
+from scopa_env.cards import mask_of
+from scopa_env.engine import Deal, needs_redeal
 from scopa_env.environments import make_aec
 from scopa_env.observation import bits_to_mask
 from scopa_env.tables import TABLES
@@ -116,3 +118,43 @@ def test_an_unknown_encoder_takes_the_simple_path() -> None:
         raise AssertionError("not called here")
 
     assert fast_layout(encoder) is None
+
+
+def _assert_live(deal: Deal) -> None:
+    """``Deal.view``'s live mask is the cards in hands and stock, however the deal was made."""
+    expected = mask_of(deal.stock)
+    for hand in deal.hands:
+        expected |= mask_of(hand)
+    assert deal.view()[-1] == expected
+    for other in (deal.copy(), Deal.from_dict(deal.to_dict())):
+        assert other.view()[-1] == expected
+
+
+@pytest.mark.parametrize("name", list(TABLES))
+def test_the_live_mask_is_the_hands_and_stock_after_every_play(name: str) -> None:
+    rng = np.random.default_rng(11)
+    kind = TABLES[name]
+    for game in range(6):
+        deal = Deal.new(rng, first_player=game % kind.players, kind=name)
+        _assert_live(deal)
+        while not deal.is_over:
+            moves = deal.legal_mask_moves()
+            deal.play_unchecked(*moves[int(rng.integers(len(moves)))])
+            _assert_live(deal)
+            seat = int(rng.integers(kind.players))
+            hidden = mask_of(deal.stock)
+            for other in range(kind.players):
+                if other != seat:
+                    hidden |= mask_of(deal.hands[other])
+            cards = rng.permutation([c for c in range(40) if hidden >> c & 1]).tolist()
+            _assert_live(deal.with_hidden_cards(seat, cards))
+    if kind.table_size:  # a deal whose first shuffle is void is dealt again
+        seed = next(
+            s
+            for s in range(100_000)
+            if needs_redeal(kind.table_of(np.random.default_rng(s).permutation(40).tolist()))
+        )
+        deal = Deal.new(np.random.default_rng(seed), kind=name)
+        first = np.random.default_rng(seed).permutation(40).tolist()
+        assert set(deal.table) != set(kind.table_of(first))
+        _assert_live(deal)
