@@ -35,6 +35,7 @@ All values lie in [0, 1] except ``match_score`` (in [0, 4]). The vector is float
 from __future__ import annotations
 
 import struct
+import sys
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -100,6 +101,8 @@ _CARD_BYTES = NUM_CARDS // 8
 _MASK_HALVES = 2
 _BIT_WEIGHTS = np.uint64(1) << np.arange(NUM_CARDS, dtype=np.uint64)
 _PLANE_INDEX = {name: i for i, name in enumerate(PLANES)}
+#: Whether a native ``size_t`` is a little-endian 64-bit word, for ``ObservationWriter``.
+_NATIVE_WORDS = struct.calcsize("@N") == 8 and sys.byteorder == "little"
 
 
 def stack_masks(masks: Iterable[int]) -> int:
@@ -184,8 +187,9 @@ class ObservationWriter:
 
     One scratch buffer holds the mask's 80 entries as float32, the vector right after them,
     then each plane's mask (and first the action mask's two 40-action halves) as a
-    little-endian 64-bit word, so that one ``struct`` call writes the scalars and the masks
-    together and one ``take`` of their first five bytes (40 cards) writes every 0/1 entry;
+    little-endian 64-bit word (a native ``size_t`` where it is one, which ``struct`` packs
+    faster), so that one ``struct`` call writes the scalars and the masks together and one
+    ``take`` of their first five bytes (40 cards) writes every 0/1 entry;
     the action mask then comes out as int8 by one cast. Building a mask on its own costs more
     than that (and a cache of masks misses once hands hold many cards). Not for sharing between
     threads: each environment has its own.
@@ -197,28 +201,35 @@ class ObservationWriter:
         count, start = scalars.size // 4, num_planes * NUM_CARDS
         rows = _MASK_HALVES + num_planes
         head = _MASK_HALVES * NUM_CARDS
-        buffer = np.zeros(head + start + count + 2 * rows, dtype=np.float32)
+        # Native mode packs the same float32 bytes and aligns the words to 8 bytes, which may
+        # pad 4 bytes after the scalars: the words lie at the end of the packed bytes.
+        fields, word = ("@" + scalars.format[1:], "N") if _NATIVE_WORDS else (scalars.format, "Q")
+        # ``write`` packs zero bytes in place of the action mask's words.
+        pack_planes = struct.Struct(f"{fields}{8 * _MASK_HALVES}x{num_planes}{word}")
+        pack_all = struct.Struct(f"{fields}{rows}{word}")
+        offset = 4 * (head + start)
+        buffer = np.zeros((offset + pack_all.size) // 4, dtype=np.float32)
         action_mask = buffer[:head]
         vector = buffer[head : head + start + count]
-        index = buffer[head + start + count :].view(np.uint8).reshape(rows, 8)[:, :_CARD_BYTES]
+        words = buffer.view(np.uint8)[offset + pack_all.size - 8 * rows :]
+        index = words.reshape(rows, 8)[:, :_CARD_BYTES]
         planes = buffer[: head + start].reshape(rows, _CARD_BYTES, 8)
-        # ``write`` packs zero bytes in place of the action mask's words.
-        pack_planes = struct.Struct(f"{scalars.format}{8 * _MASK_HALVES}x{num_planes}Q").pack_into
-        pack_all = struct.Struct(f"{scalars.format}{rows}Q").pack_into
-        offset, take, copy = 4 * (head + start), _BYTE_BITS.take, vector.copy
+        pack_planes, pack_all = pack_planes.pack_into, pack_all.pack_into
+        # Byte values index the 256 rows, so "wrap" never wraps; it costs less than "clip".
+        take, copy = _BYTE_BITS.take, vector.copy
         cast, int8, cards = action_mask.astype, np.int8, ALL_CARDS_MASK
         self._vector = vector
 
         def write(masks: Sequence[int], values: Sequence[float]) -> np.ndarray:
             pack_planes(buffer, offset, *values, *masks)
-            take(index, 0, planes, "clip")
+            take(index, 0, planes, "wrap")
             return copy()
 
         def observe(
             masks: Sequence[int], values: Sequence[float], legal: int
         ) -> tuple[np.ndarray, np.ndarray]:
             pack_all(buffer, offset, *values, legal & cards, legal >> NUM_CARDS, *masks)
-            take(index, 0, planes, "clip")
+            take(index, 0, planes, "wrap")
             return copy(), cast(int8)
 
         #: ``write(planes, values)``: the call itself, without ``__call__``'s lookup.

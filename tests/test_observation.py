@@ -286,3 +286,39 @@ def test_counts_past_a_deck_divide_as_the_reference(name: str) -> None:
 def test_a_writer_packs_little_endian_only() -> None:
     with pytest.raises(ValueError, match="little-endian"):
         ObservationWriter(9, struct.Struct(">14f"))
+
+
+@pytest.mark.parametrize("native", [True, False])
+@pytest.mark.parametrize("name", ["scopa", "scopone", *sorted(table_observation.LAYOUTS)])
+def test_a_writer_writes_as_write_observation_in_native_and_standard_words(
+    name: str, native: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Native ``size_t`` words (padded after an odd count of scalars) or little-endian ``Q``
+    words: the same vector as the plain ``write_observation``, and the mask of ``legal``."""
+    from scopa_env import observation
+
+    monkeypatch.setattr(observation, "_NATIVE_WORDS", native)
+    if name == "scopa":
+        num_planes, scalars = observation.NUM_PLANES, observation._SCALARS
+    elif name == "scopone":
+        num_planes, scalars = scopone_observation.NUM_PLANES, scopone_observation._SCALARS
+    else:
+        layout = table_observation.LAYOUTS[name]
+        num_planes, scalars = layout.num_planes, layout._scalars
+    writer = ObservationWriter(num_planes, scalars)
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        planes = [int(m) for m in rng.integers(0, 1 << 40, num_planes, dtype=np.uint64)]
+        values = []
+        for code in scalars.format[1:].replace("s", "s ").replace("f", "f ").split():
+            size = int(code[:-1] or 1)
+            if code.endswith("s"):
+                values.append(rng.random(size // 4).astype("<f4").tobytes())
+            else:
+                values += rng.random(size).tolist()
+        legal = int(rng.integers(0, 1 << 62)) << 18
+        expected = observation.write_observation(planes, num_planes, scalars, values)
+        assert writer.write(planes, values).tobytes() == expected.tobytes()
+        vector, mask = writer.observe(planes, values, legal)
+        assert vector.tobytes() == expected.tobytes()
+        np.testing.assert_array_equal(mask, observation.bits_to_mask(legal, NUM_ACTIONS))
