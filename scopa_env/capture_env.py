@@ -69,7 +69,7 @@ Layout = tuple[Callable[..., np.ndarray], np.ndarray]
 #: A seat's ``view_features`` (``scopa_env.observation`` documents it).
 Features = Callable[..., tuple[tuple[int, ...], tuple[Any, ...]]]
 #: A layout's hot path: its ``view_features`` for each seat of a table of that many seats,
-#: ``deal_block`` and ``writer`` (``scopa_env.observation`` documents them).
+#: ``deal_blocks`` and ``writer`` (``scopa_env.observation`` documents them).
 FastLayout = tuple[
     Callable[[int], Sequence[Features]],
     Callable[..., tuple[Any, ...]],
@@ -94,10 +94,10 @@ def fast_layout(encoder: Callable[..., np.ndarray]) -> FastLayout | None:
     else:
         layout = getattr(encoder, "__self__", None)
         if isinstance(layout, table_observation.TableLayout) and encoder == layout.encode:
-            return layout.seat_features, layout.deal_block, layout.writer
+            return layout.seat_features, layout.deal_blocks, layout.writer
         return None
     features = module.view_features
-    return (lambda players: (features,) * players), module.deal_block, module.writer
+    return (lambda players: (features,) * players), module.deal_blocks, module.writer
 
 
 class Play(NamedTuple):
@@ -264,9 +264,9 @@ class CaptureGameEnv(AECEnv, EzPickle):
         self._index = {agent: seat for seat, agent in enumerate(agents)}
         self._encoder = encoder
         fast = fast_layout(encoder)
-        #: The layout's ``deal_block``, for ``_deal_blocks``; each seat's ``view_features`` and
-        #: the writer's ``observe``, for ``_observe``.
-        self._deal_block = None if fast is None else fast[1]
+        #: The layout's ``deal_blocks``, for ``_deal_blocks``; each seat's ``view_features``
+        #: and the writer's ``observe``, for ``_observe``.
+        self._seat_blocks = None if fast is None else fast[1]
         self._features = None if fast is None else fast[0](self._players)
         self._write = None if fast is None else fast[2]().observe
         self._rng: np.random.Generator | None = None
@@ -645,12 +645,10 @@ class CaptureGameEnv(AECEnv, EzPickle):
         return deck, None if first_player is None else int(first_player)
 
     def _deal_blocks(self) -> None:
-        """Each seat's observation features that hold for the whole deal (``deal_block``)."""
-        block = self._deal_block
-        if block is not None:
-            scores, target = self._score_before, self.rules.target
-            dealer = self._deal.dealer
-            self._blocks = [block(scores, target, dealer, p) for p in range(self._players)]
+        """Each seat's observation features that hold for the whole deal (``deal_blocks``)."""
+        blocks = self._seat_blocks
+        if blocks is not None:
+            self._blocks = blocks(self._score_before, self.rules.target, self._deal.dealer)
 
     def _refresh(self) -> None:
         """Recompute what the next step and observations need; drop cached observations."""

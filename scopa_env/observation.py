@@ -36,7 +36,9 @@ from __future__ import annotations
 
 import struct
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
@@ -289,6 +291,24 @@ def deal_block(
         target / TARGET_SCALE,
         float(dealer == player),
     )
+
+
+def seat_blocks(
+    deal_block: Callable[[Any, int, int, int], Any], players: int
+) -> Callable[[tuple[int, ...], int, int], tuple[Any, ...]]:
+    """A layout's ``deal_blocks(match_score, target, dealer)``: every seat's ``deal_block`` in
+    one call, memoised (``match_score`` a tuple), since a new deal repeats a few scores."""
+    seats = range(players)
+
+    @lru_cache(maxsize=4096)
+    def deal_blocks(match_score: tuple[int, ...], target: int, dealer: int) -> tuple[Any, ...]:
+        return tuple(deal_block(match_score, target, dealer, seat) for seat in seats)
+
+    return deal_blocks
+
+
+#: Both seats' ``deal_block``, for the environment's new deals.
+deal_blocks = seat_blocks(deal_block, 2)
 
 
 def writer() -> ObservationWriter:

@@ -54,6 +54,7 @@ from scopa_env.observation import (
     live_cards,
     planes_to_masks,
     scalar_format,
+    seat_blocks,
     split_pending,
     write_observation,
 )
@@ -124,6 +125,10 @@ def deal_block(
         target / TARGET_SCALE,
         *_DEALER[(dealer - player) % 4],
     )
+
+
+#: Every seat's ``deal_block``, for the environment's new deals.
+deal_blocks = seat_blocks(deal_block, 4)
 
 
 def writer() -> ObservationWriter:

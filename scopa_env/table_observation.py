@@ -66,6 +66,7 @@ from scopa_env.observation import (
     live_cards,
     pack_floats,
     planes_to_masks,
+    seat_blocks,
     split_pending,
     write_observation,
 )
@@ -138,6 +139,8 @@ class TableLayout:
         self._stock_values = [k / self._stock_scale for k in counts]
         self._scope_values = [k / self._scope_scale for k in counts]
         self._seat_encoders = tuple(self._seat_encoder(me) for me in seats)
+        #: Every seat's ``deal_block``, for the environment's new deals.
+        self.deal_blocks = seat_blocks(self.deal_block, n)
 
     def __repr__(self) -> str:
         return f"TableLayout({self.table.name!r}, size={self.size})"

@@ -322,3 +322,24 @@ def test_a_writer_writes_as_write_observation_in_native_and_standard_words(
         vector, mask = writer.observe(planes, values, legal)
         assert vector.tobytes() == expected.tobytes()
         np.testing.assert_array_equal(mask, observation.bits_to_mask(legal, NUM_ACTIONS))
+
+
+@pytest.mark.parametrize("name", ["scopa", "scopone", *sorted(table_observation.LAYOUTS)])
+def test_deal_blocks_are_every_seats_deal_block(name: str) -> None:
+    """The memoised all-seats call gives ``deal_block`` seat by seat, on a hit as on a miss."""
+    from scopa_env import observation
+
+    if name == "scopa":
+        layout, players, sides = observation, 2, 2
+    elif name == "scopone":
+        layout, players, sides = scopone_observation, 4, 2
+    else:
+        layout = table_observation.LAYOUTS[name]
+        players, sides = layout.table.players, layout.table.sides
+    rng = np.random.default_rng(8)
+    for _ in range(40):
+        scores = tuple(int(s) for s in rng.integers(0, 60, sides))
+        target, dealer = int(rng.choice([11, 16, 21])), int(rng.integers(players))
+        expected = tuple(layout.deal_block(scores, target, dealer, p) for p in range(players))
+        assert layout.deal_blocks(scores, target, dealer) == expected
+        assert layout.deal_blocks(scores, target, dealer) == expected
