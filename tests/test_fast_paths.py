@@ -11,6 +11,7 @@ import pickle
 
 import numpy as np
 import pytest
+from conftest import scalar_values
 
 from scopa_env import observation, scopone_observation
 from scopa_env.capture_env import fast_layout
@@ -90,7 +91,7 @@ def test_the_writer_writes_the_action_mask_beside_the_vector(module: object) -> 
     writer = module.writer()
     planes = [0] * module.NUM_PLANES
     planes[0], planes[1] = (1 << 39) | 5, 0b1011 << 3
-    values = [0.5] * (module.OBS_SIZE - module.NUM_PLANES * 40)
+    values = scalar_values(module._SCALARS, lambda: 0.5)
     expected = writer.write(planes, values)
     cases = {
         0: [],

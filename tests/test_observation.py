@@ -7,6 +7,7 @@ from functools import partial
 
 import numpy as np
 import pytest
+from conftest import scalar_values
 
 from scopa_env import scopa_v0, scopone_observation, scopone_v0, table_observation
 from scopa_env.actions import NUM_ACTIONS
@@ -309,13 +310,7 @@ def test_a_writer_writes_as_write_observation_in_native_and_standard_words(
     rng = np.random.default_rng(5)
     for _ in range(20):
         planes = [int(m) for m in rng.integers(0, 1 << 40, num_planes, dtype=np.uint64)]
-        values = []
-        for code in scalars.format[1:].replace("s", "s ").replace("f", "f ").split():
-            size = int(code[:-1] or 1)
-            if code.endswith("s"):
-                values.append(rng.random(size // 4).astype("<f4").tobytes())
-            else:
-                values += rng.random(size).tolist()
+        values = scalar_values(scalars, rng.random)
         legal = int(rng.integers(0, 1 << 62)) << 18
         expected = observation.write_observation(planes, num_planes, scalars, values)
         assert writer.write(planes, values).tobytes() == expected.tobytes()
