@@ -712,6 +712,43 @@ class CaptureGameEnv(AECEnv, EzPickle):
             mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
         return {"observation": observation, "action_mask": mask}
 
+    def _was_dead_step(self, action: Any) -> None:
+        """PettingZoo's, on the published dictionaries straight: every seat takes a dead step at
+        the end of a game, and the generic one reads each attribute through its property."""
+        if action is not None:
+            raise ValueError("when an agent is dead, the only valid action is None")
+        d = self.__dict__
+        agent = d["_published_agent_selection"]
+        terminations, truncations = d["_published_terminations"], d["_published_truncations"]
+        del terminations[agent], truncations[agent], d["_published_rewards"][agent]
+        del d["_published__cumulative_rewards"][agent], d["_published_infos"][agent]
+        agents = d["_published_agents"]
+        agents.remove(agent)
+        for other in agents:
+            if terminations[other] or truncations[other]:
+                if self._skip_agent_selection is None:
+                    self._skip_agent_selection = agent
+                self.agent_selection = other
+                break
+        else:
+            if self._skip_agent_selection is not None:
+                self.agent_selection = self._skip_agent_selection
+            self._skip_agent_selection = None
+        self._clear_rewards()
+
+    def _accumulate_rewards(self) -> None:
+        """PettingZoo's, on the published dictionaries straight."""
+        d = self.__dict__
+        cumulative = d["_published__cumulative_rewards"]
+        for agent, reward in d["_published_rewards"].items():
+            cumulative[agent] += reward
+
+    def _clear_rewards(self) -> None:
+        """PettingZoo's, on the published dictionary straight."""
+        rewards = self.__dict__["_published_rewards"]
+        for agent in rewards:
+            rewards[agent] = 0
+
     def _end_deal(self) -> None:
         deal, match = self._deal, self._match
         agents = self.table.agents

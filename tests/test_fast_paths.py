@@ -159,3 +159,41 @@ def test_the_live_mask_is_the_hands_and_stock_after_every_play(name: str) -> Non
         first = np.random.default_rng(seed).permutation(40).tolist()
         assert set(deal.table) != set(kind.table_of(first))
         _assert_live(deal)
+
+
+@pytest.mark.parametrize("name", list(TABLES))
+def test_dead_steps_and_rewards_as_pettingzoos_helpers(name: str) -> None:
+    """The environment's own dead step and reward bookkeeping against PettingZoo's generic
+    helpers, state by state through whole games (several deals, points rewards)."""
+    from pettingzoo import AECEnv
+
+    ours, theirs = (
+        make_aec(name, wrapped=True, reward="points", rules={"target": 4}) for _ in "ab"
+    )
+    generic = theirs.unwrapped
+    for helper in ("_was_dead_step", "_accumulate_rewards", "_clear_rewards"):
+        setattr(generic, helper, getattr(AECEnv, helper).__get__(generic))
+    rng = np.random.default_rng(9)
+
+    def state(env: object) -> tuple:
+        u = env.unwrapped  # type: ignore[attr-defined]
+        attrs = ("agents", "rewards", "_cumulative_rewards", "terminations", "truncations")
+        published = tuple(repr(getattr(u, name)) for name in (*attrs, "infos"))
+        return env.agent_selection, u._skip_agent_selection, published  # type: ignore[attr-defined]
+
+    dead = 0
+    for game in range(3):
+        ours.reset(seed=game)
+        theirs.reset(seed=game)
+        for agent in ours.agent_iter():
+            assert state(ours) == state(theirs)
+            if ours.terminations[agent] or ours.truncations[agent]:
+                with pytest.raises(ValueError, match="only valid action is None"):
+                    ours.unwrapped.step(0)
+                action, dead = None, dead + 1
+            else:
+                action = int(rng.choice(ours.unwrapped.legal_actions()))
+            ours.step(action)
+            theirs.step(action)
+        assert state(ours) == state(theirs)
+    assert dead == 3 * len(TABLES[name].agents)
