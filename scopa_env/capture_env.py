@@ -461,11 +461,8 @@ class CaptureGameEnv(AECEnv, EzPickle):
             # The play resolved: apply it to the engine; score the deal if it ends.
             card, capture = play
             deal = self._deal
-            player = self._current
-            scope = self._view[5]  # the deal's own list: it counts this play's scopa
-            before = scope[player]
-            deal.play_unchecked(card, capture)
-            self._last_play = (player, card, capture, scope[player] > before)
+            scopa = deal.play_unchecked(card, capture)
+            self._last_play = (self._current, card, capture, scopa)
             if deal.is_over:
                 self._end_deal()
         self._refresh()

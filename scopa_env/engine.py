@@ -186,7 +186,7 @@ class Deal:
     _live: int
     _piles: list[int]
     _played: list[int]
-    _scope: list[int]
+    _scope: tuple[int, ...]
     _current: int
     _first: int
     _last_capturer: int | None
@@ -248,7 +248,7 @@ class Deal:
         deal._live = ALL_CARDS_MASK ^ deal._table
         deal._piles = [0] * kind.players
         deal._played = [0] * kind.players
-        deal._scope = [0] * kind.players
+        deal._scope = (0,) * kind.players
         deal._last_capturer = None
         return deal
 
@@ -383,7 +383,7 @@ class Deal:
             deal._live |= hand
         deal._piles = [mask_of(c) for c in pile_cards]
         deal._played = [mask_of(c) for c in played_cards]
-        deal._scope = [int(s) for s in scope]
+        deal._scope = tuple(int(s) for s in scope)
         deal._current = current_player
         deal._last_capturer = last_capturer
         if finished and deal._table and last_capturer is not None:
@@ -445,7 +445,7 @@ class Deal:
     @property
     def scope(self) -> tuple[int, ...]:
         """The scope each seat has scored this deal (partners pool theirs: ``team_scope``)."""
-        return tuple(self._scope)
+        return self._scope
 
     @property
     def team_captures(self) -> tuple[tuple[int, ...], ...]:
@@ -479,7 +479,7 @@ class Deal:
 
     def view(
         self,
-    ) -> tuple[list[int], int, list[int], list[int], int, list[int], int | None, int, int]:
+    ) -> tuple[list[int], int, list[int], list[int], int, tuple[int, ...], int | None, int, int]:
         """``(hands, table, piles, played, stock size, scope, last capturer, dealer, live)``:
         what an observation reads, as the deal holds it, for the environments' hot path.
         ``live`` is the mask of the cards in hands and stock (kept by one xor a play), so
@@ -572,8 +572,10 @@ class Deal:
             )
         self.play_unchecked(card, capture_mask)
 
-    def play_unchecked(self, card: int, capture: int) -> None:
-        """Apply ``(card, capture mask)`` from ``legal_mask_moves`` without checking it."""
+    def play_unchecked(self, card: int, capture: int) -> bool:
+        """Apply ``(card, capture mask)`` from ``legal_mask_moves`` without checking it; whether
+        it scored a scopa."""
+        scored = False
         player = self._current
         bit = 1 << card
         hand = self._hands[player] ^ bit
@@ -594,7 +596,10 @@ class Deal:
                     and not self._rules.ace_sweep_scopa
                     and is_ace_sweep(table, card, capture, self._rules)
                 ):
-                    self._scope[player] += 1
+                    scope = list(self._scope)  # a tuple, so that observers can memoise it
+                    scope[player] += 1
+                    self._scope = tuple(scope)
+                    scored = True
         else:
             self._table = table | bit
         if not round_over:
@@ -604,6 +609,7 @@ class Deal:
         elif self._table and self._last_capturer is not None:
             self._piles[self._last_capturer] |= self._table
             self._table = 0
+        return scored
 
     def _deal_round(self) -> None:
         """Deal a round from the stock: one card at a time in seat order from the first player."""
@@ -636,7 +642,7 @@ class Deal:
         other._live = self._live
         other._piles = self._piles.copy()
         other._played = self._played.copy()
-        other._scope = self._scope.copy()
+        other._scope = self._scope
         other._current = self._current
         other._first = self._first
         other._last_capturer = self._last_capturer

@@ -197,3 +197,27 @@ def test_dead_steps_and_rewards_as_pettingzoos_helpers(name: str) -> None:
             theirs.step(action)
         assert state(ours) == state(theirs)
     assert dead == 3 * len(TABLES[name].agents)
+
+
+@pytest.mark.parametrize("rules", ["scopa", "asso_pigliatutto", "scopa_d_assi"])
+@pytest.mark.parametrize("name", list(TABLES))
+def test_play_unchecked_tells_a_scopa_and_only_a_scopa_changes_the_scope(
+    name: str, rules: str
+) -> None:
+    """The scope is a tuple (which observers memoise) replaced exactly when a play scores a
+    scopa, and ``play_unchecked`` says so."""
+    rng = np.random.default_rng(21)
+    scopas = 0
+    for game in range(20):
+        deal = Deal.new(rng, first_player=game % TABLES[name].players, rules=rules, kind=name)
+        while not deal.is_over:
+            before, player = deal.scope, deal.current_player
+            moves = deal.legal_mask_moves()
+            scored = deal.play_unchecked(*moves[int(rng.integers(len(moves)))])
+            assert isinstance(deal.scope, tuple)
+            if scored:
+                assert deal.scope == tuple(s + (p == player) for p, s in enumerate(before))
+                scopas += 1
+            else:
+                assert deal.scope is before
+    assert scopas > 0
