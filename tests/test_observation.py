@@ -338,3 +338,20 @@ def test_deal_blocks_are_every_seats_deal_block(name: str) -> None:
         expected = tuple(layout.deal_block(scores, target, dealer, p) for p in range(players))
         assert layout.deal_blocks(scores, target, dealer) == expected
         assert layout.deal_blocks(scores, target, dealer) == expected
+
+
+def test_a_seat_encoder_keeps_a_bounded_memo_of_scope_tuples() -> None:
+    """Past ``SCOPE_MEMO`` tuples the encoder still packs ``scope`` right, keeping no more."""
+    layout = table_observation.LAYOUTS["scopa_6"]
+    deal = Deal.new(np.random.default_rng(4), kind="scopa_6")
+    masks = deal.masks
+    state = (masks["hands"], masks["table"], masks["piles"], masks["played"], 12)
+    memo = layout.seat_features(6)[2].__globals__["SCOPES"]
+    options = {"match_score": (1, 2), "target": 11}
+    for k in range(table_observation.SCOPE_MEMO + 50):
+        scope = (k % 7, 0, k // 7 % 5, 1, 0, k // 35)
+        got = layout.encode(*state, scope, 3, deal.dealer, 2, **options)
+        if k % 97 == 0 or k >= table_observation.SCOPE_MEMO:
+            expected = old_encode_table(layout, *state, scope, 3, deal.dealer, 2, **options)
+            assert got.tobytes() == expected.tobytes()
+    assert len(memo) == table_observation.SCOPE_MEMO
