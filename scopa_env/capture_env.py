@@ -460,9 +460,9 @@ class CaptureGameEnv(AECEnv, EzPickle):
         if play is not None:
             # The play resolved: apply it to the engine; score the deal if it ends.
             card, capture = play
-            deal = self._deal
+            deal, player = self._deal, self._current
             scopa = deal.play_unchecked(card, capture)
-            self._last_play = (self._current, card, capture, scopa)
+            self._last_play = (player, card, capture, scopa)
             if deal.is_over:
                 self._end_deal()
         self._refresh()

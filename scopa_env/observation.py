@@ -207,16 +207,16 @@ class ObservationWriter:
         # pad 4 bytes after the scalars: the words lie at the end of the packed bytes.
         fields, word = ("@" + scalars.format[1:], "N") if _NATIVE_WORDS else (scalars.format, "Q")
         # ``write`` packs zero bytes in place of the action mask's words.
-        pack_planes = struct.Struct(f"{fields}{8 * _MASK_HALVES}x{num_planes}{word}")
-        pack_all = struct.Struct(f"{fields}{rows}{word}")
+        planes_format = struct.Struct(f"{fields}{8 * _MASK_HALVES}x{num_planes}{word}")
+        all_format = struct.Struct(f"{fields}{rows}{word}")
         offset = 4 * (head + start)
-        buffer = np.zeros((offset + pack_all.size) // 4, dtype=np.float32)
+        buffer = np.zeros((offset + all_format.size) // 4, dtype=np.float32)
         action_mask = buffer[:head]
         vector = buffer[head : head + start + count]
-        words = buffer.view(np.uint8)[offset + pack_all.size - 8 * rows :]
+        words = buffer.view(np.uint8)[offset + all_format.size - 8 * rows :]
         index = words.reshape(rows, 8)[:, :_CARD_BYTES]
         planes = buffer[: head + start].reshape(rows, _CARD_BYTES, 8)
-        pack_planes, pack_all = pack_planes.pack_into, pack_all.pack_into
+        pack_planes, pack_all = planes_format.pack_into, all_format.pack_into
         # Byte values index the 256 rows, so "wrap" never wraps; it costs less than "clip".
         take, copy = _BYTE_BITS.take, vector.copy
         cast, int8, cards = action_mask.astype, np.int8, ALL_CARDS_MASK
