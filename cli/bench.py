@@ -9,7 +9,7 @@ import argparse
 import json
 from pathlib import Path
 
-from benchmark.speed import BATCH_SIZES, QUICK_BATCH_SIZES, benchmark, markdown
+from benchmark.speed import BATCH_SIZES, QUICK_BATCH_SIZES, VECTOR_ENV_MAX, benchmark, markdown
 from cli.arguments import non_negative_int, positive_float, positive_int
 from evaluation.records import write_text
 from scopa_env.rules import PRESETS
@@ -29,7 +29,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--batch-sizes", type=lambda s: tuple(positive_int(x) for x in s.split(",")), default=None,
-        help=f"comma-separated batch sizes (default {','.join(map(str, BATCH_SIZES))})",
+        help=f"comma-separated batch sizes (default {','.join(map(str, BATCH_SIZES))}); the "
+        f"vector env runs at the largest up to {VECTOR_ENV_MAX}, or at {VECTOR_ENV_MAX}",
     )  # fmt: skip
     parser.add_argument(
         "--rules", default="scopa", choices=sorted(PRESETS), help="rules preset for our engines"

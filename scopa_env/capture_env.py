@@ -69,7 +69,7 @@ Layout = tuple[Callable[..., np.ndarray], np.ndarray]
 #: A seat's ``view_features`` (``scopa_env.observation`` documents it).
 Features = Callable[..., tuple[tuple[int, ...], tuple[Any, ...]]]
 #: A layout's hot path: its ``view_features`` for each seat of a table of that many seats,
-#: ``deal_block`` and ``writer`` (``scopa_env.observation`` documents them).
+#: ``deal_blocks`` and ``writer`` (``scopa_env.observation`` documents them).
 FastLayout = tuple[
     Callable[[int], Sequence[Features]],
     Callable[..., tuple[Any, ...]],
@@ -94,10 +94,10 @@ def fast_layout(encoder: Callable[..., np.ndarray]) -> FastLayout | None:
     else:
         layout = getattr(encoder, "__self__", None)
         if isinstance(layout, table_observation.TableLayout) and encoder == layout.encode:
-            return layout.seat_features, layout.deal_block, layout.writer
+            return layout.seat_features, layout.deal_blocks, layout.writer
         return None
     features = module.view_features
-    return (lambda players: (features,) * players), module.deal_block, module.writer
+    return (lambda players: (features,) * players), module.deal_blocks, module.writer
 
 
 class Play(NamedTuple):
@@ -264,9 +264,9 @@ class CaptureGameEnv(AECEnv, EzPickle):
         self._index = {agent: seat for seat, agent in enumerate(agents)}
         self._encoder = encoder
         fast = fast_layout(encoder)
-        #: The layout's ``deal_block``, for ``_deal_blocks``; each seat's ``view_features`` and
-        #: the writer's ``observe``, for ``_observe``.
-        self._deal_block = None if fast is None else fast[1]
+        #: The layout's ``deal_blocks``, for ``_deal_blocks``; each seat's ``view_features``
+        #: and the writer's ``observe``, for ``_observe``.
+        self._seat_blocks = None if fast is None else fast[1]
         self._features = None if fast is None else fast[0](self._players)
         self._write = None if fast is None else fast[2]().observe
         self._rng: np.random.Generator | None = None
@@ -460,12 +460,9 @@ class CaptureGameEnv(AECEnv, EzPickle):
         if play is not None:
             # The play resolved: apply it to the engine; score the deal if it ends.
             card, capture = play
-            deal = self._deal
-            player = self._current
-            scope = self._view[5]  # the deal's own list: it counts this play's scopa
-            before = scope[player]
-            deal.play_unchecked(card, capture)
-            self._last_play = (player, card, capture, scope[player] > before)
+            deal, player = self._deal, self._current
+            scopa = deal.play_unchecked(card, capture)
+            self._last_play = (player, card, capture, scopa)
             if deal.is_over:
                 self._end_deal()
         self._refresh()
@@ -645,12 +642,10 @@ class CaptureGameEnv(AECEnv, EzPickle):
         return deck, None if first_player is None else int(first_player)
 
     def _deal_blocks(self) -> None:
-        """Each seat's observation features that hold for the whole deal (``deal_block``)."""
-        block = self._deal_block
-        if block is not None:
-            scores, target = self._score_before, self.rules.target
-            dealer = self._deal.dealer
-            self._blocks = [block(scores, target, dealer, p) for p in range(self._players)]
+        """Each seat's observation features that hold for the whole deal (``deal_blocks``)."""
+        blocks = self._seat_blocks
+        if blocks is not None:
+            self._blocks = blocks(self._score_before, self.rules.target, self._deal.dealer)
 
     def _refresh(self) -> None:
         """Recompute what the next step and observations need; drop cached observations."""
@@ -713,6 +708,43 @@ class CaptureGameEnv(AECEnv, EzPickle):
         else:
             mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
         return {"observation": observation, "action_mask": mask}
+
+    def _was_dead_step(self, action: Any) -> None:
+        """PettingZoo's, on the published dictionaries straight: every seat takes a dead step at
+        the end of a game, and the generic one reads each attribute through its property."""
+        if action is not None:
+            raise ValueError("when an agent is dead, the only valid action is None")
+        d = self.__dict__
+        agent = d["_published_agent_selection"]
+        terminations, truncations = d["_published_terminations"], d["_published_truncations"]
+        del terminations[agent], truncations[agent], d["_published_rewards"][agent]
+        del d["_published__cumulative_rewards"][agent], d["_published_infos"][agent]
+        agents = d["_published_agents"]
+        agents.remove(agent)
+        for other in agents:
+            if terminations[other] or truncations[other]:
+                if self._skip_agent_selection is None:
+                    self._skip_agent_selection = agent
+                self.agent_selection = other
+                break
+        else:
+            if self._skip_agent_selection is not None:
+                self.agent_selection = self._skip_agent_selection
+            self._skip_agent_selection = None
+        self._clear_rewards()
+
+    def _accumulate_rewards(self) -> None:
+        """PettingZoo's, on the published dictionaries straight."""
+        d = self.__dict__
+        cumulative = d["_published__cumulative_rewards"]
+        for agent, reward in d["_published_rewards"].items():
+            cumulative[agent] += reward
+
+    def _clear_rewards(self) -> None:
+        """PettingZoo's, on the published dictionary straight."""
+        rewards = self.__dict__["_published_rewards"]
+        for agent in rewards:
+            rewards[agent] = 0
 
     def _end_deal(self) -> None:
         deal, match = self._deal, self._match

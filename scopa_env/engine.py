@@ -27,6 +27,7 @@ import numpy as np
 
 from scopa_env.captures import capture_table, is_ace_sweep
 from scopa_env.cards import (
+    ALL_CARDS_MASK,
     CAPTURE_VALUE,
     KINGS_MASK,
     NUM_CARDS,
@@ -166,6 +167,7 @@ class Deal:
         "_hands",
         "_table",
         "_stock",
+        "_live",
         "_piles",
         "_played",
         "_scope",
@@ -181,9 +183,10 @@ class Deal:
     _hands: list[int]
     _table: int
     _stock: tuple[int, ...]
+    _live: int
     _piles: list[int]
     _played: list[int]
-    _scope: list[int]
+    _scope: tuple[int, ...]
     _current: int
     _first: int
     _last_capturer: int | None
@@ -242,9 +245,10 @@ class Deal:
         deal._deal_round()
         deal._table = mask_of(deal._stock[: kind.table_size])
         deal._stock = deal._stock[kind.table_size :]
+        deal._live = ALL_CARDS_MASK ^ deal._table
         deal._piles = [0] * kind.players
         deal._played = [0] * kind.players
-        deal._scope = [0] * kind.players
+        deal._scope = (0,) * kind.players
         deal._last_capturer = None
         return deal
 
@@ -374,9 +378,12 @@ class Deal:
         deal._hands = [mask_of(h) for h in hand_cards]
         deal._table = mask_of(table_cards)
         deal._stock = stock_cards
+        deal._live = mask_of(stock_cards)
+        for hand in deal._hands:
+            deal._live |= hand
         deal._piles = [mask_of(c) for c in pile_cards]
         deal._played = [mask_of(c) for c in played_cards]
-        deal._scope = [int(s) for s in scope]
+        deal._scope = tuple(int(s) for s in scope)
         deal._current = current_player
         deal._last_capturer = last_capturer
         if finished and deal._table and last_capturer is not None:
@@ -438,7 +445,7 @@ class Deal:
     @property
     def scope(self) -> tuple[int, ...]:
         """The scope each seat has scored this deal (partners pool theirs: ``team_scope``)."""
-        return tuple(self._scope)
+        return self._scope
 
     @property
     def team_captures(self) -> tuple[tuple[int, ...], ...]:
@@ -472,9 +479,11 @@ class Deal:
 
     def view(
         self,
-    ) -> tuple[list[int], int, list[int], list[int], int, list[int], int | None, int]:
-        """``(hands, table, piles, played, stock size, scope, last capturer, dealer)``: what an
-        observation reads, as the deal holds it, for the environments' hot path.
+    ) -> tuple[list[int], int, list[int], list[int], int, tuple[int, ...], int | None, int, int]:
+        """``(hands, table, piles, played, stock size, scope, last capturer, dealer, live)``:
+        what an observation reads, as the deal holds it, for the environments' hot path.
+        ``live`` is the mask of the cards in hands and stock (kept by one xor a play), so
+        that a seat's unseen cards are one xor away at any table.
 
         The lists are the deal's own (no copies): read them before the next play, never
         change them. ``masks`` is the copying, dictionary form.
@@ -488,6 +497,7 @@ class Deal:
             self._scope,
             self._last_capturer,
             self._dealer,
+            self._live,
         )
 
     def _team_piles(self) -> tuple[int, ...]:
@@ -562,12 +572,15 @@ class Deal:
             )
         self.play_unchecked(card, capture_mask)
 
-    def play_unchecked(self, card: int, capture: int) -> None:
-        """Apply ``(card, capture mask)`` from ``legal_mask_moves`` without checking it."""
+    def play_unchecked(self, card: int, capture: int) -> bool:
+        """Apply ``(card, capture mask)`` from ``legal_mask_moves`` without checking it; whether
+        it scored a scopa."""
+        scored = False
         player = self._current
         bit = 1 << card
         hand = self._hands[player] ^ bit
         self._hands[player] = hand
+        self._live ^= bit
         self._played[player] |= bit
         table = self._table
         # The round ends when the dealer, who plays last, has played its last card.
@@ -583,7 +596,10 @@ class Deal:
                     and not self._rules.ace_sweep_scopa
                     and is_ace_sweep(table, card, capture, self._rules)
                 ):
-                    self._scope[player] += 1
+                    scope = list(self._scope)  # a tuple, so that observers can memoise it
+                    scope[player] += 1
+                    self._scope = tuple(scope)
+                    scored = True
         else:
             self._table = table | bit
         if not round_over:
@@ -593,6 +609,7 @@ class Deal:
         elif self._table and self._last_capturer is not None:
             self._piles[self._last_capturer] |= self._table
             self._table = 0
+        return scored
 
     def _deal_round(self) -> None:
         """Deal a round from the stock: one card at a time in seat order from the first player."""
@@ -622,9 +639,10 @@ class Deal:
         other._hands = self._hands.copy()
         other._table = self._table
         other._stock = self._stock
+        other._live = self._live
         other._piles = self._piles.copy()
         other._played = self._played.copy()
-        other._scope = self._scope.copy()
+        other._scope = self._scope
         other._current = self._current
         other._first = self._first
         other._last_capturer = self._last_capturer

@@ -35,7 +35,10 @@ All values lie in [0, 1] except ``match_score`` (in [0, 4]). The vector is float
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterable, Sequence
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
@@ -100,6 +103,8 @@ _CARD_BYTES = NUM_CARDS // 8
 _MASK_HALVES = 2
 _BIT_WEIGHTS = np.uint64(1) << np.arange(NUM_CARDS, dtype=np.uint64)
 _PLANE_INDEX = {name: i for i, name in enumerate(PLANES)}
+#: Whether a native ``size_t`` is a little-endian 64-bit word, for ``ObservationWriter``.
+_NATIVE_WORDS = struct.calcsize("@N") == 8 and sys.byteorder == "little"
 
 
 def stack_masks(masks: Iterable[int]) -> int:
@@ -184,8 +189,9 @@ class ObservationWriter:
 
     One scratch buffer holds the mask's 80 entries as float32, the vector right after them,
     then each plane's mask (and first the action mask's two 40-action halves) as a
-    little-endian 64-bit word, so that one ``struct`` call writes the scalars and the masks
-    together and one ``take`` of their first five bytes (40 cards) writes every 0/1 entry;
+    little-endian 64-bit word (a native ``size_t`` where it is one, which ``struct`` packs
+    faster), so that one ``struct`` call writes the scalars and the masks together and one
+    ``take`` of their first five bytes (40 cards) writes every 0/1 entry;
     the action mask then comes out as int8 by one cast. Building a mask on its own costs more
     than that (and a cache of masks misses once hands hold many cards). Not for sharing between
     threads: each environment has its own.
@@ -197,28 +203,35 @@ class ObservationWriter:
         count, start = scalars.size // 4, num_planes * NUM_CARDS
         rows = _MASK_HALVES + num_planes
         head = _MASK_HALVES * NUM_CARDS
-        buffer = np.zeros(head + start + count + 2 * rows, dtype=np.float32)
+        # Native mode packs the same float32 bytes and aligns the words to 8 bytes, which may
+        # pad 4 bytes after the scalars: the words lie at the end of the packed bytes.
+        fields, word = ("@" + scalars.format[1:], "N") if _NATIVE_WORDS else (scalars.format, "Q")
+        # ``write`` packs zero bytes in place of the action mask's words.
+        planes_format = struct.Struct(f"{fields}{8 * _MASK_HALVES}x{num_planes}{word}")
+        all_format = struct.Struct(f"{fields}{rows}{word}")
+        offset = 4 * (head + start)
+        buffer = np.zeros((offset + all_format.size) // 4, dtype=np.float32)
         action_mask = buffer[:head]
         vector = buffer[head : head + start + count]
-        index = buffer[head + start + count :].view(np.uint8).reshape(rows, 8)[:, :_CARD_BYTES]
+        words = buffer.view(np.uint8)[offset + all_format.size - 8 * rows :]
+        index = words.reshape(rows, 8)[:, :_CARD_BYTES]
         planes = buffer[: head + start].reshape(rows, _CARD_BYTES, 8)
-        # ``write`` packs zero bytes in place of the action mask's words.
-        pack_planes = struct.Struct(f"{scalars.format}{8 * _MASK_HALVES}x{num_planes}Q").pack_into
-        pack_all = struct.Struct(f"{scalars.format}{rows}Q").pack_into
-        offset, take, copy = 4 * (head + start), _BYTE_BITS.take, vector.copy
+        pack_planes, pack_all = planes_format.pack_into, all_format.pack_into
+        # Byte values index the 256 rows, so "wrap" never wraps; it costs less than "clip".
+        take, copy = _BYTE_BITS.take, vector.copy
         cast, int8, cards = action_mask.astype, np.int8, ALL_CARDS_MASK
         self._vector = vector
 
         def write(masks: Sequence[int], values: Sequence[float]) -> np.ndarray:
             pack_planes(buffer, offset, *values, *masks)
-            take(index, 0, planes, "clip")
+            take(index, 0, planes, "wrap")
             return copy()
 
         def observe(
             masks: Sequence[int], values: Sequence[float], legal: int
         ) -> tuple[np.ndarray, np.ndarray]:
             pack_all(buffer, offset, *values, legal & cards, legal >> NUM_CARDS, *masks)
-            take(index, 0, planes, "clip")
+            take(index, 0, planes, "wrap")
             return copy(), cast(int8)
 
         #: ``write(planes, values)``: the call itself, without ``__call__``'s lookup.
@@ -248,14 +261,23 @@ def plane(obs: np.ndarray, name: str) -> np.ndarray:
 
 
 #: A deal's state as ``Deal.view()`` gives it: hands, table, piles, played, stock size, scope,
-#: last capturer, dealer (the per-seat entries indexable by seat).
+#: last capturer, dealer, live cards (the per-seat entries indexable by seat).
 DealView = tuple[
-    Sequence[int], int, Sequence[int], Sequence[int], int, Sequence[int], int | None, int
+    Sequence[int], int, Sequence[int], Sequence[int], int, Sequence[int], int | None, int, int
 ]
 #: The ``phase`` feature, by whether a capture is being chosen: [play, pick].
 PHASE_VALUES = ((1.0, 0.0), (0.0, 1.0))
 _LAST = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))  # [me, the opponent, nobody]
 _PLAY = PHASE_VALUES[0]
+
+
+def live_cards(table: int, piles: Iterable[int]) -> int:
+    """The cards in hands and stock (``Deal.view``'s ``live``) from a position's masks: those
+    neither on the table nor captured."""
+    seen = table
+    for pile in piles:
+        seen |= pile
+    return ALL_CARDS_MASK ^ seen
 
 
 def deal_block(
@@ -269,6 +291,24 @@ def deal_block(
         target / TARGET_SCALE,
         float(dealer == player),
     )
+
+
+def seat_blocks(
+    deal_block: Callable[[Any, int, int, int], Any], players: int
+) -> Callable[[tuple[int, ...], int, int], tuple[Any, ...]]:
+    """A layout's ``deal_blocks(match_score, target, dealer)``: every seat's ``deal_block`` in
+    one call, memoised (``match_score`` a tuple), since a new deal repeats a few scores."""
+    seats = range(players)
+
+    @lru_cache(maxsize=4096)
+    def deal_blocks(match_score: tuple[int, ...], target: int, dealer: int) -> tuple[Any, ...]:
+        return tuple(deal_block(match_score, target, dealer, seat) for seat in seats)
+
+    return deal_blocks
+
+
+#: Both seats' ``deal_block``, for the environment's new deals.
+deal_blocks = seat_blocks(deal_block, 2)
 
 
 def writer() -> ObservationWriter:
@@ -295,11 +335,11 @@ def view_features(
     """The card planes (bit masks) and scalar values of ``player``'s observation, from a deal's
     ``view`` and the player's ``deal_block``: what ``encode`` and the environment's hot path
     both run (the environment writing them with the action mask: ``ObservationWriter``)."""
-    hands, table, piles, played, stock_size, scope, last_capturer, _dealer = view
+    hands, table, piles, played, stock_size, scope, last_capturer, _dealer, live = view
     opp = 1 - player
     hand = hands[player]
     mine, theirs = piles[player], piles[opp]
-    unseen = ALL_CARDS_MASK & ~(hand | table | mine | theirs)
+    unseen = live ^ hand
     if pending_card is None:
         pending, phase = 0, _PLAY
     else:
@@ -333,7 +373,8 @@ def encode(
     out: np.ndarray | None = None,
 ) -> np.ndarray:
     """The observation of ``player`` from the masks of a deal and the match around it."""
-    view = (hands, table, piles, played, stock_size, scope, last_capturer, dealer)
+    live = live_cards(table, piles)
+    view = (hands, table, piles, played, stock_size, scope, last_capturer, dealer, live)
     block = deal_block(match_score, target, dealer, player)
     planes, values = view_features(view, player, pending_card, picked, block)
     return write_observation(planes, NUM_PLANES, _SCALARS, values, out)

@@ -38,11 +38,12 @@ All values lie in [0, 1] except ``match_score`` (in [0, 4]). The vector is float
 
 from __future__ import annotations
 
+import struct
 from typing import Any
 
 import numpy as np
 
-from scopa_env.cards import ALL_CARDS_MASK, NUM_CARDS
+from scopa_env.cards import NUM_CARDS
 from scopa_env.info_state import InfoState, register_decoder
 from scopa_env.observation import (
     MATCH_SCORE_CAP,
@@ -51,8 +52,10 @@ from scopa_env.observation import (
     DealView,
     ObservationWriter,
     layout_slices,
+    live_cards,
+    pack_floats,
     planes_to_masks,
-    scalar_format,
+    seat_blocks,
     split_pending,
     write_observation,
 )
@@ -93,7 +96,11 @@ SCOPE_SCALE = 20.0
 #: Upper bound of each feature, for the observation space.
 OBS_HIGH = np.ones(OBS_SIZE, dtype=np.float32)
 OBS_HIGH[OBS_SLICES["match_score"]] = MATCH_SCORE_CAP
-_SCALARS = scalar_format(OBS_SIZE - NUM_PLANES * NUM_CARDS)
+#: The scalars as the encoder gives them: ``phase``, ``deal_block``'s and ``last_capturer``,
+#: which take few values, come packed ahead as float32 bytes (as in
+#: ``scopa_env.table_observation``), since each value handed to ``struct`` costs about as
+#: much as a whole group.
+_SCALARS = struct.Struct("<8s3f2f28s12s")
 #: Per observer seat: the seats at offsets 0 (me), 1 (next), 2 (partner), 3 (prev).
 _SEATS = tuple(tuple((player + offset) % 4 for offset in range(4)) for player in range(4))
 #: Per dealer offset from the observer: the one-hot ``dealer`` feature.
@@ -101,8 +108,10 @@ _DEALER = tuple(tuple(float(k == i) for i in range(4)) for k in range(4))
 #: The ``hand_sizes`` feature of each number of cards a hand mask can hold (looked up: a
 #: division costs twice as much).
 _HAND_VALUES = [k / HAND_SCALE for k in range(NUM_CARDS + 1)]
-#: The one-hot ``last_capturer`` feature: [my partnership, the opponents, nobody yet].
-_LAST = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
+#: The one-hot ``last_capturer`` feature, packed: [my partnership, the opponents, nobody yet].
+_LAST = tuple(pack_floats(float(k == i) for i in range(3)) for k in range(3))
+#: The ``phase`` feature, packed: [play, pick].
+_PHASE = tuple(pack_floats(phase) for phase in PHASE_VALUES)
 
 
 def plane(obs: np.ndarray, name: str) -> np.ndarray:
@@ -110,19 +119,23 @@ def plane(obs: np.ndarray, name: str) -> np.ndarray:
     return obs[..., OBS_SLICES[name]]
 
 
-def deal_block(
-    match_score: tuple[int, int], target: int, dealer: int, player: int
-) -> tuple[float, ...]:
+def deal_block(match_score: tuple[int, int], target: int, dealer: int, player: int) -> bytes:
     """The ``match_score``, ``target`` and ``dealer`` features of seat ``player``, together in
-    the vector: they change only between deals, so the environment works them out once a
-    deal."""
+    the vector, packed as float32: they change only between deals, so the environment works
+    them out once a deal."""
     team = player & 1
-    return (
-        min(match_score[team] / target, MATCH_SCORE_CAP),
-        min(match_score[1 - team] / target, MATCH_SCORE_CAP),
-        target / TARGET_SCALE,
-        *_DEALER[(dealer - player) % 4],
+    return pack_floats(
+        (
+            min(match_score[team] / target, MATCH_SCORE_CAP),
+            min(match_score[1 - team] / target, MATCH_SCORE_CAP),
+            target / TARGET_SCALE,
+            *_DEALER[(dealer - player) % 4],
+        )
     )
+
+
+#: Every seat's ``deal_block``, for the environment's new deals.
+deal_blocks = seat_blocks(deal_block, 4)
 
 
 def writer() -> ObservationWriter:
@@ -135,20 +148,21 @@ def view_features(
     player: int,
     pending_card: int | None,
     picked: int,
-    block: tuple[float, ...],
-) -> tuple[tuple[int, ...], tuple[float, ...]]:
+    block: bytes,
+) -> tuple[tuple[int, ...], tuple[Any, ...]]:
     """The card planes (bit masks) and scalar values of seat ``player``'s observation, from a
     deal's ``view`` (its stock size unused: Scopone deals every card) and the seat's
     ``deal_block``: what ``encode`` and the environment's hot path both run."""
-    hands, table, piles, played, _stock, scope, last_capturer, _dealer = view
+    hands, table, piles, played, _stock, scope, last_capturer, _dealer, live = view
     me, after, partner, before = _SEATS[player]
     ours, theirs = piles[me] | piles[partner], piles[after] | piles[before]
     hand = hands[me]
-    unseen = ALL_CARDS_MASK & ~(hand | table | ours | theirs)
+    unseen = live ^ hand
     if pending_card is None:
-        pending, phase = 0, PHASE_VALUES[0]
+        pending, phase = 0, _PHASE[0]
     else:
-        hand, pending, phase = split_pending(hand, pending_card)
+        hand, pending, _values = split_pending(hand, pending_card)
+        phase = _PHASE[1]
     return (
         hand,
         table,
@@ -162,14 +176,14 @@ def view_features(
         pending,
         picked,
     ), (
-        *phase,
+        phase,
         _HAND_VALUES[hands[after].bit_count()],
         _HAND_VALUES[hands[partner].bit_count()],
         _HAND_VALUES[hands[before].bit_count()],
         (scope[me] + scope[partner]) / SCOPE_SCALE,
         (scope[after] + scope[before]) / SCOPE_SCALE,
-        *block,
-        *_LAST[2 if last_capturer is None else last_capturer & 1 != me & 1],
+        block,
+        _LAST[2 if last_capturer is None else last_capturer & 1 != me & 1],
     )
 
 
@@ -194,7 +208,7 @@ def encode(
     ``hands``, ``piles``, ``played`` and ``scope`` are per seat; ``match_score`` is per
     partnership (seats 0 and 2, then 1 and 3).
     """
-    view = (hands, table, piles, played, 0, scope, last_capturer, dealer)
+    view = (hands, table, piles, played, 0, scope, last_capturer, dealer, live_cards(table, piles))
     block = deal_block(match_score, target, dealer, player)
     planes, values = view_features(view, player, pending_card, picked, block)
     return write_observation(planes, NUM_PLANES, _SCALARS, values, out)

@@ -54,7 +54,7 @@ from typing import Any
 
 import numpy as np
 
-from scopa_env.cards import ALL_CARDS_MASK, NUM_CARDS
+from scopa_env.cards import NUM_CARDS
 from scopa_env.info_state import InfoState, register_decoder
 from scopa_env.observation import (
     MATCH_SCORE_CAP,
@@ -63,8 +63,10 @@ from scopa_env.observation import (
     DealView,
     ObservationWriter,
     layout_slices,
+    live_cards,
     pack_floats,
     planes_to_masks,
+    seat_blocks,
     split_pending,
     write_observation,
 )
@@ -72,6 +74,8 @@ from scopa_env.tables import TABLES, Table
 
 #: The tables that use this layout.
 TABLE_NAMES = ("scopa_3", "scopa_4", "scopa_6")
+#: The most ``scope`` tuples each seat's encoder keeps packed.
+SCOPE_MEMO = 4096
 
 
 class TableLayout:
@@ -117,10 +121,11 @@ class TableLayout:
         self._players = n
         self._num_planes = len(self.planes)
         # The scalars as the encoder gives them: the groups of features that take few values
-        # (``phase``, ``deal_block``'s, ``last_capturer``) come packed ahead as float32 bytes,
-        # since each value handed to ``struct`` costs about as much as a whole group.
+        # (``phase``, ``scope``, ``deal_block``'s, ``last_capturer``) come packed ahead as
+        # float32 bytes, since each value handed to ``struct`` costs about as much as a whole
+        # group (``scope`` memoised by the deal's tuple, which changes only on a scopa).
         block = n + table.sides + 1 + n
-        self._scalars = struct.Struct(f"<{4 * 2}sf{n - 1}f{n}f{4 * block}s{4 * (n + 1)}s")
+        self._scalars = struct.Struct(f"<{4 * 2}sf{n - 1}f{4 * n}s{4 * block}s{4 * (n + 1)}s")
         # ``deal_block``'s pieces that depend on the seat alone, packed ahead.
         self._packed_partners = tuple(pack_floats(seat) for seat in partners)
         self._packed_dealer = tuple(one_hot(k, n) for k in range(n))
@@ -130,13 +135,14 @@ class TableLayout:
         self._last = tuple(one_hot(k, n + 1) for k in range(n + 1))
         self._stock_scale = float(NUM_CARDS - table.round_cards - table.table_size)
         self._scope_scale = float(table.hand_size * table.rounds)
-        # The ``hand_sizes``, ``stock_size`` and ``scope`` features of each count up to a whole
-        # deck, looked up (a division costs twice as much).
+        # The ``hand_sizes`` and ``stock_size`` features of each count up to a whole deck,
+        # looked up (a division costs twice as much).
         counts = range(NUM_CARDS + 1)
         self._hand_values = [k / float(table.hand_size) for k in counts]
         self._stock_values = [k / self._stock_scale for k in counts]
-        self._scope_values = [k / self._scope_scale for k in counts]
         self._seat_encoders = tuple(self._seat_encoder(me) for me in seats)
+        #: Every seat's ``deal_block``, for the environment's new deals.
+        self.deal_blocks = seat_blocks(self.deal_block, n)
 
     def __repr__(self) -> str:
         return f"TableLayout({self.table.name!r}, size={self.size})"
@@ -243,38 +249,50 @@ class TableLayout:
         piles = ", ".join(f"piles[{s}]" for s in order)
         played = ", ".join(f"played[{s}]" for s in order)
         sizes = ", ".join(f"HAND[hands[{s}].bit_count()]" for s in order[1:])
+        memo: dict[tuple[int, ...], bytes] = {}
+        scale = self._scope_scale
 
-        def scalars(scope: str, stock: str) -> str:
+        def pack_scope(scope: tuple[int, ...]) -> bytes:
+            """The ``scope`` feature packed, kept for a tuple (the deal's) while there is room."""
+            packed = pack_floats(scope[s] / scale for s in order)
+            if isinstance(scope, tuple) and len(memo) < SCOPE_MEMO:
+                memo[scope] = packed
+            return packed
+
+        def scalars(stock: str) -> str:
             return f"""(
             phase,
             {stock},
             {sizes},
-            {", ".join(scope.format(s) for s in order)},
+            scopes,
             block,
             LAST[{n} if last_capturer is None else (last_capturer - {me}) % {n}],
         )"""
 
         source = f"""
 def encode_seat(view, _player, pending_card, picked, block):
-    hands, table, piles, played, stock_size, scope, last_capturer, _dealer = view
+    hands, table, piles, played, stock_size, scope, last_capturer, _dealer, live = view
     hand = hands[{me}]
-    unseen = ALL ^ (hand | table | {" | ".join(f"piles[{s}]" for s in range(n))})
+    unseen = live ^ hand
     if pending_card is None:
         pending, phase = 0, PLAY
     else:
         hand, pending, _values = split_pending(hand, pending_card)
         phase = PICK
     try:
-        values = {scalars("SCOPE[scope[{}]]", "STOCK[stock_size]")}
+        scopes = SCOPES[scope]
+    except (KeyError, TypeError):  # a new tuple, or a list
+        scopes = pack_scope(scope)
+    try:
+        values = {scalars("STOCK[stock_size]")}
     except IndexError:  # more than a deck's count: no deal's, but divide as for any count
-        values = {scalars("scope[{}] / SCOPE_SCALE", "stock_size / STOCK_SCALE")}
+        values = {scalars("stock_size / STOCK_SCALE")}
     return (hand, table, {piles}, {played}, unseen, pending, picked), values
 """
         namespace = {
-            "ALL": ALL_CARDS_MASK,
             "HAND": self._hand_values,
-            "SCOPE": self._scope_values,
-            "SCOPE_SCALE": self._scope_scale,
+            "SCOPES": memo,
+            "pack_scope": pack_scope,
             "STOCK": self._stock_values,
             "STOCK_SCALE": self._stock_scale,
             "LAST": self._last,
@@ -305,7 +323,8 @@ def encode_seat(view, _player, pending_card, picked, block):
     ) -> np.ndarray:
         """The observation of seat ``player`` from a deal's masks (``Deal.masks``): the
         arguments of ``scopa_env.observation.encode``, per seat, ``match_score`` per side."""
-        view = (hands, table, piles, played, stock_size, scope, last_capturer, dealer)
+        live = live_cards(table, piles)
+        view = (hands, table, piles, played, stock_size, scope, last_capturer, dealer, live)
         block = self.deal_block(match_score, target, dealer, player)
         planes, values = self._seat_encoders[player](view, player, pending_card, picked, block)
         return write_observation(planes, self._num_planes, self._scalars, values, out)

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import importlib
+import re
+import struct
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -58,6 +61,19 @@ def bombardment(env: Any, cycles: int) -> None:
                 action = int(rng.choice(np.flatnonzero(obs["action_mask"])))
             env.step(action)
         env.reset()
+
+
+def scalar_values(scalars: struct.Struct, draw: Callable[[], float]) -> list[Any]:
+    """Values for a layout's scalars format, each float from ``draw()``: floats, and float32
+    bytes for each group packed ahead (an ``s`` field)."""
+    values: list[Any] = []
+    for count, code in re.findall(r"(\d*)([fs])", scalars.format):
+        size = int(count or 1)
+        if code == "s":
+            values.append(struct.pack(f"<{size // 4}f", *(draw() for _ in range(size // 4))))
+        else:
+            values += [draw() for _ in range(size)]
+    return values
 
 
 def hidden_cards(env: Any, player: int) -> int:

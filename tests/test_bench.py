@@ -20,6 +20,7 @@ def test_bench_writes_json_and_markdown(tmp_path: Path) -> None:
     result = json.loads((out / "bench.json").read_text())
     names = set(result["measurements"])
     assert {"openspiel crazy_eights", "scopa_v0 (AEC)", "batched N=16"} <= names
+    assert "ScopaVectorEnv N=16 (learner+opponent)" in names
     assert {f"{table} raw_env (AEC)" for table in AEC_TABLES} <= names
     assert result["ratios"]["scopa_3 raw_env / scopa_v0 raw_env"]["target"] == 0.9
     for r in result["ratios"].values():
@@ -60,6 +61,16 @@ def test_bench_measures_the_tables_asked_for(tmp_path: Path) -> None:
     assert table_sizes((1, 16)) == (16,)
     with pytest.raises(ValueError, match="unknown tables"):
         cli.main(["bench", "--tables", "scopa_5", "--no-pin", "--out", str(tmp_path)])
+
+
+def test_the_vector_env_runs_at_the_largest_size_up_to_4096_or_at_4096() -> None:
+    """``--batch-sizes 16384`` alone measures the vector environment at 4096."""
+    from benchmark.speed import vector_env_size
+
+    assert vector_env_size((1, 16)) == 16
+    assert vector_env_size((1, 4096, 8192)) == 4096
+    assert vector_env_size((16384,)) == 4096
+    assert vector_env_size((8192, 2048, 16384)) == 2048
 
 
 def test_null_env_is_a_valid_aec_env_with_scopas_shapes() -> None:

@@ -11,9 +11,12 @@ import pickle
 
 import numpy as np
 import pytest
+from conftest import scalar_values
 
 from scopa_env import observation, scopone_observation
 from scopa_env.capture_env import fast_layout
+from scopa_env.cards import mask_of
+from scopa_env.engine import Deal, needs_redeal
 from scopa_env.environments import make_aec
 from scopa_env.observation import bits_to_mask
 from scopa_env.tables import TABLES
@@ -88,7 +91,7 @@ def test_the_writer_writes_the_action_mask_beside_the_vector(module: object) -> 
     writer = module.writer()
     planes = [0] * module.NUM_PLANES
     planes[0], planes[1] = (1 << 39) | 5, 0b1011 << 3
-    values = [0.5] * (module.OBS_SIZE - module.NUM_PLANES * 40)
+    values = scalar_values(module._SCALARS, lambda: 0.5)
     expected = writer.write(planes, values)
     cases = {
         0: [],
@@ -116,3 +119,105 @@ def test_an_unknown_encoder_takes_the_simple_path() -> None:
         raise AssertionError("not called here")
 
     assert fast_layout(encoder) is None
+
+
+def _assert_live(deal: Deal) -> None:
+    """``Deal.view``'s live mask is the cards in hands and stock, however the deal was made."""
+    expected = mask_of(deal.stock)
+    for hand in deal.hands:
+        expected |= mask_of(hand)
+    assert deal.view()[-1] == expected
+    for other in (deal.copy(), Deal.from_dict(deal.to_dict())):
+        assert other.view()[-1] == expected
+
+
+@pytest.mark.parametrize("name", list(TABLES))
+def test_the_live_mask_is_the_hands_and_stock_after_every_play(name: str) -> None:
+    rng = np.random.default_rng(11)
+    kind = TABLES[name]
+    for game in range(6):
+        deal = Deal.new(rng, first_player=game % kind.players, kind=name)
+        _assert_live(deal)
+        while not deal.is_over:
+            moves = deal.legal_mask_moves()
+            deal.play_unchecked(*moves[int(rng.integers(len(moves)))])
+            _assert_live(deal)
+            seat = int(rng.integers(kind.players))
+            hidden = mask_of(deal.stock)
+            for other in range(kind.players):
+                if other != seat:
+                    hidden |= mask_of(deal.hands[other])
+            cards = rng.permutation([c for c in range(40) if hidden >> c & 1]).tolist()
+            _assert_live(deal.with_hidden_cards(seat, cards))
+    if kind.table_size:  # a deal whose first shuffle is void is dealt again
+        seed = next(
+            s
+            for s in range(100_000)
+            if needs_redeal(kind.table_of(np.random.default_rng(s).permutation(40).tolist()))
+        )
+        deal = Deal.new(np.random.default_rng(seed), kind=name)
+        first = np.random.default_rng(seed).permutation(40).tolist()
+        assert set(deal.table) != set(kind.table_of(first))
+        _assert_live(deal)
+
+
+@pytest.mark.parametrize("name", list(TABLES))
+def test_dead_steps_and_rewards_as_pettingzoos_helpers(name: str) -> None:
+    """The environment's own dead step and reward bookkeeping against PettingZoo's generic
+    helpers, state by state through whole games (several deals, points rewards)."""
+    from pettingzoo import AECEnv
+
+    ours, theirs = (
+        make_aec(name, wrapped=True, reward="points", rules={"target": 4}) for _ in "ab"
+    )
+    generic = theirs.unwrapped
+    for helper in ("_was_dead_step", "_accumulate_rewards", "_clear_rewards"):
+        setattr(generic, helper, getattr(AECEnv, helper).__get__(generic))
+    rng = np.random.default_rng(9)
+
+    def state(env: object) -> tuple:
+        u = env.unwrapped  # type: ignore[attr-defined]
+        attrs = ("agents", "rewards", "_cumulative_rewards", "terminations", "truncations")
+        published = tuple(repr(getattr(u, name)) for name in (*attrs, "infos"))
+        return env.agent_selection, u._skip_agent_selection, published  # type: ignore[attr-defined]
+
+    dead = 0
+    for game in range(3):
+        ours.reset(seed=game)
+        theirs.reset(seed=game)
+        for agent in ours.agent_iter():
+            assert state(ours) == state(theirs)
+            if ours.terminations[agent] or ours.truncations[agent]:
+                with pytest.raises(ValueError, match="only valid action is None"):
+                    ours.unwrapped.step(0)
+                action, dead = None, dead + 1
+            else:
+                action = int(rng.choice(ours.unwrapped.legal_actions()))
+            ours.step(action)
+            theirs.step(action)
+        assert state(ours) == state(theirs)
+    assert dead == 3 * len(TABLES[name].agents)
+
+
+@pytest.mark.parametrize("rules", ["scopa", "asso_pigliatutto", "scopa_d_assi"])
+@pytest.mark.parametrize("name", list(TABLES))
+def test_play_unchecked_tells_a_scopa_and_only_a_scopa_changes_the_scope(
+    name: str, rules: str
+) -> None:
+    """The scope is a tuple (which observers memoise) replaced exactly when a play scores a
+    scopa, and ``play_unchecked`` says so."""
+    rng = np.random.default_rng(21)
+    scopas = 0
+    for game in range(20):
+        deal = Deal.new(rng, first_player=game % TABLES[name].players, rules=rules, kind=name)
+        while not deal.is_over:
+            before, player = deal.scope, deal.current_player
+            moves = deal.legal_mask_moves()
+            scored = deal.play_unchecked(*moves[int(rng.integers(len(moves)))])
+            assert isinstance(deal.scope, tuple)
+            if scored:
+                assert deal.scope == tuple(s + (p == player) for p, s in enumerate(before))
+                scopas += 1
+            else:
+                assert deal.scope is before
+    assert scopas > 0

@@ -7,6 +7,7 @@ from functools import partial
 
 import numpy as np
 import pytest
+from conftest import scalar_values
 
 from scopa_env import scopa_v0, scopone_observation, scopone_v0, table_observation
 from scopa_env.actions import NUM_ACTIONS
@@ -286,3 +287,71 @@ def test_counts_past_a_deck_divide_as_the_reference(name: str) -> None:
 def test_a_writer_packs_little_endian_only() -> None:
     with pytest.raises(ValueError, match="little-endian"):
         ObservationWriter(9, struct.Struct(">14f"))
+
+
+@pytest.mark.parametrize("native", [True, False])
+@pytest.mark.parametrize("name", ["scopa", "scopone", *sorted(table_observation.LAYOUTS)])
+def test_a_writer_writes_as_write_observation_in_native_and_standard_words(
+    name: str, native: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Native ``size_t`` words (padded after an odd count of scalars) or little-endian ``Q``
+    words: the same vector as the plain ``write_observation``, and the mask of ``legal``."""
+    from scopa_env import observation
+
+    monkeypatch.setattr(observation, "_NATIVE_WORDS", native)
+    if name == "scopa":
+        num_planes, scalars = observation.NUM_PLANES, observation._SCALARS
+    elif name == "scopone":
+        num_planes, scalars = scopone_observation.NUM_PLANES, scopone_observation._SCALARS
+    else:
+        layout = table_observation.LAYOUTS[name]
+        num_planes, scalars = layout.num_planes, layout._scalars
+    writer = ObservationWriter(num_planes, scalars)
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        planes = [int(m) for m in rng.integers(0, 1 << 40, num_planes, dtype=np.uint64)]
+        values = scalar_values(scalars, rng.random)
+        legal = int(rng.integers(0, 1 << 62)) << 18
+        expected = observation.write_observation(planes, num_planes, scalars, values)
+        assert writer.write(planes, values).tobytes() == expected.tobytes()
+        vector, mask = writer.observe(planes, values, legal)
+        assert vector.tobytes() == expected.tobytes()
+        np.testing.assert_array_equal(mask, observation.bits_to_mask(legal, NUM_ACTIONS))
+
+
+@pytest.mark.parametrize("name", ["scopa", "scopone", *sorted(table_observation.LAYOUTS)])
+def test_deal_blocks_are_every_seats_deal_block(name: str) -> None:
+    """The memoised all-seats call gives ``deal_block`` seat by seat, on a hit as on a miss."""
+    from scopa_env import observation
+
+    if name == "scopa":
+        layout, players, sides = observation, 2, 2
+    elif name == "scopone":
+        layout, players, sides = scopone_observation, 4, 2
+    else:
+        layout = table_observation.LAYOUTS[name]
+        players, sides = layout.table.players, layout.table.sides
+    rng = np.random.default_rng(8)
+    for _ in range(40):
+        scores = tuple(int(s) for s in rng.integers(0, 60, sides))
+        target, dealer = int(rng.choice([11, 16, 21])), int(rng.integers(players))
+        expected = tuple(layout.deal_block(scores, target, dealer, p) for p in range(players))
+        assert layout.deal_blocks(scores, target, dealer) == expected
+        assert layout.deal_blocks(scores, target, dealer) == expected
+
+
+def test_a_seat_encoder_keeps_a_bounded_memo_of_scope_tuples() -> None:
+    """Past ``SCOPE_MEMO`` tuples the encoder still packs ``scope`` right, keeping no more."""
+    layout = table_observation.LAYOUTS["scopa_6"]
+    deal = Deal.new(np.random.default_rng(4), kind="scopa_6")
+    masks = deal.masks
+    state = (masks["hands"], masks["table"], masks["piles"], masks["played"], 12)
+    memo = layout.seat_features(6)[2].__globals__["SCOPES"]
+    options = {"match_score": (1, 2), "target": 11}
+    for k in range(table_observation.SCOPE_MEMO + 50):
+        scope = (k % 7, 0, k // 7 % 5, 1, 0, k // 35)
+        got = layout.encode(*state, scope, 3, deal.dealer, 2, **options)
+        if k % 97 == 0 or k >= table_observation.SCOPE_MEMO:
+            expected = old_encode_table(layout, *state, scope, 3, deal.dealer, 2, **options)
+            assert got.tobytes() == expected.tobytes()
+    assert len(memo) == table_observation.SCOPE_MEMO
