@@ -170,6 +170,33 @@ def last_round(mine: str, theirs: str, table: str, my_pile: str) -> Deal:
     )
 
 
+def played_to(seed: int, plays: int) -> Deal:
+    """A two-player deal of ``seed`` after ``plays`` random legal plays (the played cards
+    recorded)."""
+    deal = Deal.new(np.random.default_rng(seed))
+    rng = np.random.default_rng(seed + 1000)
+    for _ in range(plays):
+        moves = deal.legal_moves()
+        deal.play(moves[rng.integers(len(moves))])
+    return deal
+
+
+def settebello_sweep() -> Deal:
+    """First round, player 0 to play, the opponent's AC and AS taken: 7D takes 3S+4S, the whole
+    table: a scopa, and the settebello in player 0's pile (two points in hand); KB and 2C can
+    only trail, giving the opponent the table to take. Any sensible player plays 7D."""
+    hands = (parse_cards("7D KB 2C"), parse_cards("2D 5S JC"))
+    table, taken = parse_cards("3S 4S"), parse_cards("AC AS")
+    dealt = {*hands[0], *hands[1], *table, *taken}
+    return Deal.from_position(
+        hands=hands,
+        table=table,
+        stock=[c for c in range(40) if c not in dealt],
+        captures=((), taken),
+        last_capturer=1,
+    )
+
+
 def play_deals(players: dict[str, Any], seeds: range, rules: Any = None) -> list[int]:
     """Every action of whole deals of ``scopa_v0``; each must be one the mask allows."""
     env = scopa_v0.raw_env(rules=rules, episode="deal")

@@ -5,7 +5,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import SEVENS_AND_COINS, encode_deal, observe_deal, play_deals
+from conftest import (
+    SEVENS_AND_COINS,
+    encode_deal,
+    observe_deal,
+    play_deals,
+    played_to,
+    settebello_sweep,
+)
 
 from agents import GuidedAgent, make_agent
 from agents.guided import Root
@@ -27,16 +34,6 @@ pytestmark = pytest.mark.skipif(
 @pytest.fixture(scope="module")
 def player() -> GuidedAgent:
     return GuidedAgent(samples=3, seed=0)
-
-
-def played_to(seed: int, plays: int) -> Deal:
-    """A deal of ``seed`` after ``plays`` random legal plays (the played cards recorded)."""
-    deal = Deal.new(np.random.default_rng(seed))
-    rng = np.random.default_rng(seed + 1000)
-    for _ in range(plays):
-        moves = deal.legal_moves()
-        deal.play(moves[rng.integers(len(moves))])
-    return deal
 
 
 def test_mid_deal_moves_are_legal(player: GuidedAgent) -> None:
@@ -62,19 +59,7 @@ def test_mid_deal_moves_are_legal(player: GuidedAgent) -> None:
     [{}, {"depth": 2, "blend": 1.0, "replies": "min"}, {"blend": 0.0, "infer": 1.0}],
 )
 def test_mid_deal_sweeps_the_table_with_the_settebello(options: dict) -> None:
-    # First round, the opponent's AC and AS taken: 7D takes 3S+4S, the whole table: a scopa,
-    # and the settebello in my pile (two points in hand); KB and 2C can only trail, giving the
-    # opponent the table to take.
-    hands = (parse_cards("7D KB 2C"), parse_cards("2D 5S JC"))
-    table, taken = parse_cards("3S 4S"), parse_cards("AC AS")
-    dealt = {*hands[0], *hands[1], *table, *taken}
-    deal = Deal.from_position(
-        hands=hands,
-        table=table,
-        stock=[c for c in range(40) if c not in dealt],
-        captures=((), taken),
-        last_capturer=1,
-    )
+    deal = settebello_sweep()
     assert GuidedAgent(samples=4, seed=0, **options).act(observe_deal(deal)) == parse_card("7D")
 
 

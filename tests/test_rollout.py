@@ -5,7 +5,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import SEVENS_AND_COINS, observe_deal, play_deals
+from conftest import (
+    SEVENS_AND_COINS,
+    last_round,
+    observe_deal,
+    play_deals,
+    played_to,
+    settebello_sweep,
+)
 
 from agents import RolloutAgent, make_agent
 from agents.alphabeta import AlphaBeta
@@ -13,7 +20,7 @@ from agents.guided import Root
 from agents.policy import PRETRAINED_CHECKPOINT
 from agents.values import POINT
 from scopa_env import scopa_v0
-from scopa_env.cards import parse_card, parse_cards
+from scopa_env.cards import parse_card
 from scopa_env.engine import Deal
 from scopa_env.environments import make_aec
 from scopa_env.errors import CheckpointNotFoundError, PlayerError
@@ -33,26 +40,16 @@ def player() -> RolloutAgent:
     return RolloutAgent(samples=2, seed=0)
 
 
-def played_to(seed: int, plays: int) -> Deal:
-    """A deal of ``seed`` after ``plays`` random legal plays."""
-    deal = Deal.new(np.random.default_rng(seed))
-    rng = np.random.default_rng(seed + 1000)
-    for _ in range(plays):
-        moves = deal.legal_moves()
-        deal.play(moves[rng.integers(len(moves))])
-    return deal
+def my_turn(seed: int, plays: int) -> Deal:
+    """``played_to(seed, plays)``, or one play more where it is the opponent's turn."""
+    deal = played_to(seed, plays)
+    return deal if deal.current_player == 0 else played_to(seed, plays + 1)
 
 
 def endgame(move: str) -> Deal:
     """The last round of ``tests/test_guided.py``'s endgame, after my ``move``: I hold 5B 6B,
     the opponent 4C AB, the table is 3C 2S 4S; my pile holds every seven and every coin."""
-    mine, theirs, table = parse_cards("5B 6B"), parse_cards("4C AB"), parse_cards("3C 2S 4S")
-    pile = parse_cards(SEVENS_AND_COINS)
-    rest = [c for c in range(40) if c not in {*mine, *theirs, *table, *pile}]
-    deal = Deal.from_position(
-        hands=(mine, theirs), table=table, captures=(pile, rest), current_player=0,
-        first_player=0, last_capturer=0,
-    )  # fmt: skip
+    deal = last_round("5B 6B", "4C AB", "3C 2S 4S", SEVENS_AND_COINS)
     (legal,) = [m for m in deal.legal_mask_moves() if m[0] == parse_card(move)]
     deal.play_unchecked(*legal)
     return deal
@@ -79,9 +76,7 @@ def test_without_the_exact_last_round_the_network_plays_it_out() -> None:
 def test_a_rollout_plays_the_networks_most_likely_card(player: RolloutAgent, plays: int) -> None:
     network = make_agent("pretrained")
     for seed in range(4):
-        deal = played_to(seed, plays)
-        if deal.current_player != 0:
-            deal = played_to(seed, plays + 1)
+        deal = my_turn(seed, plays)
         observation = observe_deal(deal)
         expected = network.act(observation)  # a card: nothing is pending
         before = deal.masks["hands"][0]
@@ -97,9 +92,7 @@ def test_with_a_confidence_out_of_reach_it_plays_the_networks_own_move() -> None
     searched = 0
     for seed in range(6):
         for plays in (0, 6, 13):
-            deal = played_to(seed, plays)
-            if deal.current_player != 0:
-                deal = played_to(seed, plays + 1)
+            deal = my_turn(seed, plays)
             observation = observe_deal(deal)
             if len(deal.legal_mask_moves()) > 1:
                 searched += 1
@@ -117,18 +110,7 @@ def test_rollouts_batched_equal_rollouts_one_by_one(player: RolloutAgent) -> Non
 
 
 def test_mid_deal_sweeps_the_table_with_the_settebello() -> None:
-    # First round, the opponent's AC and AS taken: 7D takes 3S+4S, the whole table: a scopa,
-    # and the settebello in my pile; KB and 2C can only trail, giving the opponent the table.
-    hands = (parse_cards("7D KB 2C"), parse_cards("2D 5S JC"))
-    table, taken = parse_cards("3S 4S"), parse_cards("AC AS")
-    dealt = {*hands[0], *hands[1], *table, *taken}
-    deal = Deal.from_position(
-        hands=hands,
-        table=table,
-        stock=[c for c in range(40) if c not in dealt],
-        captures=((), taken),
-        last_capturer=1,
-    )
+    deal = settebello_sweep()
     assert RolloutAgent(samples=4, seed=0).act(observe_deal(deal)) == parse_card("7D")
 
 
