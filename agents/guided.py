@@ -40,7 +40,7 @@ from scopa_env.info_state import InfoState
 from scopa_env.observation import (
     OBS_SIZE,
     OBS_SLICES,
-    deal_block,
+    deal_blocks,
     encode,
     mask_to_plane,
     view_features,
@@ -60,7 +60,7 @@ class Root:
 
     @classmethod
     def of(cls, info: InfoState, dealer: int) -> Root:
-        block = tuple(deal_block(info.match_score, info.target, dealer, p) for p in (0, 1))
+        block = deal_blocks(info.match_score, info.target, dealer)
         return cls(block, info.played)  # type: ignore[arg-type]
 
 
