@@ -44,10 +44,10 @@ _MASKED = np.float32(-np.inf)
 class RolloutAgent(AlphaBetaAgent):
     """Search player: every root move rolled out by the network on sampled deals (module doc).
 
-    About 41-46 ms of CPU a move at the defaults (the harness's measure). Over 300 duplicate
+    About 41-48 ms of CPU a move at the defaults (the harness's measure). Over 300 duplicate
     deals against the network it rolls out with (``scopa eval rollout pretrained --deals 300
-    --seed 0``): +0.272 +- 0.143 points per deal; against ``ismcts`` (300 iterations),
-    +0.061 +- 0.125 over the first 540 deals of ``--deals 2000 --seed 0``.
+    --seed 0``): +0.272 +- 0.143 points per deal; against ``ismcts`` (300 iterations,
+    ``--deals 2000 --seed 0``): +0.007 +- 0.064.
 
     Args: as ``AlphaBetaAgent`` (``samples``, ``endgame_plies``, ``infer`` and its model's
         options; ``depth`` is not used), and
