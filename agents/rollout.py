@@ -147,10 +147,10 @@ class RolloutAgent(AlphaBetaAgent):
         """Play every deal to its end with the network for both seats (batched a ply); each
         one's final value for seat 0, in hundredths of a point. The deals are played in place."""
         exact = AlphaBeta(self.rules, self.valuer)
-        values: list[int | None] = [None] * len(deals)
-        live = list(range(len(deals)))
-        while live:
-            still = []
+        values = [0] * len(deals)
+        live = range(len(deals))
+        while True:
+            playing = []
             for i in live:
                 deal = deals[i]
                 if deal.is_over:
@@ -158,14 +158,13 @@ class RolloutAgent(AlphaBetaAgent):
                 elif self.exact_last_round and not deal.stock:
                     values[i] = exact.value(deal, NUM_CARDS, 0)
                 else:
-                    still.append(i)
-            live = still
-            if not live:
-                break
-            logits = self.leaf.logits(self.leaf.observations([deals[i] for i in live], root))
-            for i, row in zip(live, logits, strict=True):
+                    playing.append(i)
+            if not playing:
+                return values
+            logits = self.leaf.logits(self.leaf.observations([deals[i] for i in playing], root))
+            for i, row in zip(playing, logits, strict=True):
                 self._play_network_move(deals[i], row)
-        return values  # type: ignore[return-value]
+            live = playing
 
     def _play_network_move(self, deal: Deal, logits: np.ndarray) -> None:
         deal.play_unchecked(
