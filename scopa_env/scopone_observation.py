@@ -100,7 +100,12 @@ OBS_HIGH[OBS_SLICES["match_score"]] = MATCH_SCORE_CAP
 #: which take few values, come packed ahead as float32 bytes (as in
 #: ``scopa_env.table_observation``), since each value handed to ``struct`` costs about as
 #: much as a whole group.
-_SCALARS = struct.Struct("<8s3f2f28s12s")
+_WIDTH = dict(SCALARS)
+_SCALARS = struct.Struct(
+    f"<{4 * _WIDTH['phase']}s{_WIDTH['hand_sizes']}f{_WIDTH['scope']}f"
+    f"{4 * (_WIDTH['match_score'] + _WIDTH['target'] + _WIDTH['dealer'])}s"
+    f"{4 * _WIDTH['last_capturer']}s"
+)
 #: Per observer seat: the seats at offsets 0 (me), 1 (next), 2 (partner), 3 (prev).
 _SEATS = tuple(tuple((player + offset) % 4 for offset in range(4)) for player in range(4))
 #: Per dealer offset from the observer: the one-hot ``dealer`` feature.
