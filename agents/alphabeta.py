@@ -225,6 +225,11 @@ class AlphaBetaAgent(RuleAgent):
         cards are the opponent's hand and one deal is all deals."""
         return self.samples if info.stock_size else 1
 
+    def points_per_total(self, info: InfoState) -> float:
+        """Points per deal of one unit of ``move_values``' totals: a total is hundredths of a
+        point summed over the deals searched."""
+        return 1.0 / (POINT * self.deals_searched(info))
+
     def move_values(self, view: SeatView, moves: list[MaskMove]) -> list[int]:
         """Each move's searched value summed over the sampled deals (hundredths of a point)."""
         info = view.info

@@ -36,6 +36,7 @@ from agents.seats import SeatView
 from agents.values import CardValues
 from scopa_env.cards import NUM_CARDS
 from scopa_env.engine import Deal, MaskMove
+from scopa_env.info_state import InfoState
 from scopa_env.rules import Rules
 
 _MASKED = np.float32(-np.inf)
@@ -136,6 +137,15 @@ class RolloutAgent(AlphaBetaAgent):
         totals = [2 * round(n * s) for s in score]  # doubled, so that the network's own
         totals[own] = 1  # move wins every tie
         return totals
+
+    def points_per_total(self, info: InfoState) -> float:
+        """Points per deal of one unit of ``move_values``' totals; with ``confidence`` these
+        are doubled, so a move's value is the lower bound of its gain on the network's own move
+        (and the network's own move is worth next to nothing, ``1 / (200 * samples)``)."""
+        plain = super().points_per_total(info)
+        if self.confidence is None or info.cards_to_play - 1 <= self.endgame_plies:
+            return plain
+        return plain / 2
 
     def network_move(self, deal: Deal, moves: list[MaskMove], root: Root) -> int:
         """The index in ``moves`` of the move the rollouts would choose among them for seat 0

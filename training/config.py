@@ -170,17 +170,19 @@ class SelfPlayConfig(_Section):
 
 
 #: The teachers that value every legal move (``training.warm_start.with_values``).
-SEARCH_TEACHERS = ("ismcts", "alphabeta")
+SEARCH_TEACHERS = ("ismcts", "alphabeta", "rollout")
 
 
 class WarmStartConfig(_Section):
     """Behaviour cloning of a rule-based teacher before PPO (see ``training.warm_start``)."""
 
-    #: ``greedy``, ``heuristic``, or a search that values every move it plays, ``ismcts`` or
-    #: ``alphabeta``; ``null`` starts PPO from a random network.
-    teacher: Literal["greedy", "heuristic", "ismcts", "alphabeta"] | None = None
+    #: ``greedy``, ``heuristic``, or a search that values every move it plays, ``ismcts``,
+    #: ``alphabeta`` or ``rollout`` (a network's play improved by rollouts: with
+    #: ``finetune_from`` that network, a step of expert iteration); ``null`` starts PPO from a
+    #: random network.
+    teacher: Literal["greedy", "heuristic", "ismcts", "alphabeta", "rollout"] | None = None
     #: The teacher's own options (its constructor's keywords), e.g. ``{iterations: 150}``.
-    teacher_options: dict[str, int | float | bool] = Field(default_factory=dict)
+    teacher_options: dict[str, int | float | bool | str] = Field(default_factory=dict)
     #: Teacher decisions to clone (played against the pool's baselines).
     samples: int = Field(200_000, ge=1)
     #: ``null``: play them in the training environment. A number: play them in that many
@@ -208,6 +210,10 @@ class WarmStartConfig(_Section):
     #: can be tried without paying for the teacher's decisions; ``teacher`` then only names
     #: what that clone was taught by (for the report), and nothing is collected.
     init_from: str | None = Field(None, min_length=1)
+    #: A saved model (``pretrained``: the shipped agent's, or a path such as a run's
+    #: ``clone.zip``, with the same ``ppo`` network) whose weights the cloning starts from
+    #: instead of fresh ones: the teacher's decisions fine-tune it.
+    finetune_from: str | None = Field(None, min_length=1)
     #: With ``ppo.oracle_critic``: the starting point (the clone) then plays this many
     #: decisions against the pool, sampling its moves, and the critic alone is fitted to
     #: their returns for ``critic_epochs`` (batches of ``batch_size`` at ``learning_rate``),
@@ -223,6 +229,32 @@ class WarmStartConfig(_Section):
                 f"no file {path}: give the path of a saved model such as a run's clone.zip"
             )
         return path
+
+    @field_validator("finetune_from")
+    @classmethod
+    def _finetune_from_is_a_model(cls, path: str | None) -> str | None:
+        if path is not None and path != "pretrained" and not Path(path).is_file():
+            raise ValueError(
+                f"no file {path}: give `pretrained` or the path of a saved model such as a "
+                "run's clone.zip"
+            )
+        return path
+
+    @model_validator(mode="after")
+    def _finetune_needs_a_teacher(self) -> WarmStartConfig:
+        if self.finetune_from is None:
+            return self
+        if self.init_from is not None:
+            raise ValueError(
+                "finetune_from (clone the teacher into a saved model) and init_from (start PPO "
+                "from a saved model, no cloning) exclude each other: give one"
+            )
+        if self.teacher is None:
+            raise ValueError(
+                "finetune_from fine-tunes a saved model on a teacher's decisions: "
+                "set warm_start.teacher"
+            )
+        return self
 
     @model_validator(mode="after")
     def _search_values_need_a_search(self) -> WarmStartConfig:

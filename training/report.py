@@ -109,6 +109,8 @@ def write_report(
             f"{100 * state.warm_start['accuracy']:.1f}% agreement, "
             f"{state.warm_start['seconds'] / 60:.1f} min"
         )
+        if config.warm_start.finetune_from:
+            warm += f", fine-tuning `{config.warm_start.finetune_from}`"
     if state.warm_start and "critic_ev" in state.warm_start:
         warm += (
             f"; then the oracle critic fitted alone on {int(state.warm_start['critic_samples']):,}"

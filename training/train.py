@@ -189,6 +189,10 @@ def _train(
             with atomic_path(run_dir / "clone.zip") as tmp:
                 save_for_play(model, tmp)
         elif config.warm_start.teacher is not None:
+            if config.warm_start.finetune_from is not None:
+                from training.warm_start import start_from
+
+                start_from(model, finetune_path(config.warm_start.finetune_from), "finetune_from")
             state.warm_start = run_warm_start(model, env, config, run_dir)
             state.wall_s += state.warm_start["seconds"]
             with atomic_path(run_dir / "clone.zip") as tmp:  # PPO's starting point, to compare
@@ -310,6 +314,13 @@ def run_warm_start(
         f"{result.seconds:.0f} s, {100 * result.accuracy:.1f}% agreement where there is a choice"
     )
     return {"samples": result.samples, "accuracy": result.accuracy, "seconds": result.seconds}
+
+
+def finetune_path(name: str) -> Path:
+    """The saved model ``warm_start.finetune_from`` names (``pretrained``: the shipped one)."""
+    from agents.policy import PRETRAINED_CHECKPOINT
+
+    return PRETRAINED_CHECKPOINT if name == "pretrained" else Path(name)
 
 
 def warm_start_task(config: TrainConfig, index: int) -> tuple[Any, Any]:

@@ -19,7 +19,9 @@ The search also says how good it found each move it tried, and two options use t
 
 The alpha-beta player scores every legal move too (``move_values``, totals over its sampled
 deals); ``MoveValueTeacher`` turns those into the same per-action values, so it can teach with
-either option at a fourteenth of the search's time.
+either option at a fourteenth of the search's time. So does the rollout player, which improves
+a network's play: cloning it into that network (``finetune_from``) is a step of expert
+iteration.
 """
 
 from __future__ import annotations
@@ -34,7 +36,6 @@ from typing import Any, NamedTuple
 import numpy as np
 import torch
 
-from agents.values import POINT
 from evaluation.records import atomic_path
 from evaluation.workers import open_pool
 from scopa_env.actions import NUM_ACTIONS, PICK_OFFSET
@@ -72,15 +73,16 @@ def teacher_actions(teacher: Any, obs: np.ndarray, masks: np.ndarray) -> np.ndar
 
 
 class MoveValueTeacher:
-    """A player with ``move_values`` (``agents.alphabeta``) as a teacher that reports values.
+    """A player with ``move_values`` (``agents.alphabeta``, ``agents.rollout``) as a teacher
+    that reports values.
 
     ``act_batch_with_values`` gives, as the search player's does, each legal action's value in
-    points per deal (the player's totals over its sampled deals, which are in hundredths of a
-    point, divided by 100 times the number of samples); a card with several captures is worth
-    its best one, as is a table card picked toward them, and a decision with one legal move is
-    NaN. The values are the ones the
-    player chose its move by, recorded as it plays (its ``move_values`` is wrapped in place),
-    so the chosen action's regret is zero.
+    points per deal (the player's totals times its ``points_per_total``: for ``alphabeta`` the
+    mean over its sampled deals, for ``rollout`` with ``confidence`` the lower bound of the
+    move's gain on the network's own); a card with several captures is worth its best one, as
+    is a table card picked toward them, and a decision with one legal move is NaN. The values
+    are the ones the player chose its move by, recorded as it plays (its ``move_values`` is
+    wrapped in place), so the chosen action's regret is zero.
     """
 
     def __init__(self, agent: Any) -> None:
@@ -107,10 +109,10 @@ class MoveValueTeacher:
             if self._seen is None:
                 continue
             info, moves, totals = self._seen
-            samples = self.agent.deals_searched(info)
+            scale = self.agent.points_per_total(info)
             for move, total in zip(moves, totals, strict=True):
                 for a in _actions_toward(info, move):
-                    values[i, a] = np.fmax(values[i, a], total / (POINT * samples))
+                    values[i, a] = np.fmax(values[i, a], total * scale)
         return actions, values
 
 
@@ -390,12 +392,13 @@ def warm_start(
     return WarmStartResult(len(data.actions), accuracy, time.perf_counter() - start)
 
 
-def start_from(model: Any, path: Path) -> dict[str, float]:
-    """Load the weights of the model saved at ``path`` into ``model``'s policy (``init_from``).
+def start_from(model: Any, path: Path, key: str = "init_from") -> dict[str, float]:
+    """Load the weights of the model saved at ``path`` into ``model``'s policy (the config's
+    ``warm_start.<key>``).
 
     The saved network must be the one the config builds (same policy class and options, the
-    table among them); a different one is a ``ConfigError`` naming the path, never a
-    half-loaded network.
+    table among them); a different one is a ``ConfigError`` naming the key and the path, never
+    a half-loaded network.
     """
     from agents.oracle_policy import OracleCardPolicy
     from agents.policy import load_policy_checkpoint
@@ -406,10 +409,16 @@ def start_from(model: Any, path: Path) -> dict[str, float]:
     oracle = isinstance(model.policy, OracleCardPolicy)
     kwargs = model.policy.play_kwargs(model.policy_kwargs) if oracle else model.policy_kwargs
     ours = ("CardPolicy" if oracle else type(model.policy).__name__, kwargs)
-    theirs = (type(saved.policy).__name__, saved.policy_kwargs)
+    theirs = (type(saved.policy).__name__, dict(saved.policy_kwargs))
+    if (
+        theirs[1].get("table") is None
+        and "table" in kwargs
+        and saved.observation_space.shape == model.observation_space.shape
+    ):  # saved before networks named their table: the table of its observation's width
+        theirs[1]["table"] = kwargs["table"]
     if ours != theirs:
         raise ConfigError(
-            f"warm_start.init_from: {path} holds a different network ({theirs[0]} with "
+            f"warm_start.{key}: {path} holds a different network ({theirs[0]} with "
             f"{theirs[1]}) from the one this config's ppo section builds ({ours[0]} with {ours[1]})"
         )
     if oracle:  # the clone's actor and value; the oracle's own part starts fresh
