@@ -234,10 +234,10 @@ class CardNet(nn.Module):
             card_parts.append(facts)
         card_x = torch.cat(card_parts, dim=2)
         h = torch.relu(self.card_in(card_x) + self.card_global(g).unsqueeze(1))
-        pooled = h.max(dim=1).values
+        pooled = h.amax(dim=1)
         h = torch.relu(self.card_mid(h) + self.card_pool(pooled).unsqueeze(1))
         logits = torch.cat([self.play_head(h).squeeze(2), self.pick_head(h).squeeze(2)], dim=1)
-        latent_vf = self.value_net(torch.cat([g, h.mean(dim=1), h.max(dim=1).values], dim=1))
+        latent_vf = self.value_net(torch.cat([g, h.mean(dim=1), h.amax(dim=1)], dim=1))
         return logits, latent_vf
 
     def forward_actor(self, obs: torch.Tensor) -> torch.Tensor:

@@ -66,7 +66,7 @@ class CardOracle(nn.Module):
         cards = planes.reshape(batch, self.planes, NUM_CARDS).transpose(1, 2)
         cards = torch.cat([cards, self.ranks_suits.expand(batch, -1, -1)], dim=2)
         h = self.card(cards)
-        pooled = torch.cat([h.sum(dim=1) / 10.0, h.max(dim=1).values], dim=1)
+        pooled = torch.cat([h.sum(dim=1) / 10.0, h.amax(dim=1)], dim=1)
         return self.out(torch.cat([pooled, obs[:, self.seen : self.width]], dim=1))
 
 
