@@ -114,6 +114,14 @@ def test_a_rollout_teacher_takes_a_network_path() -> None:
     assert config.warm_start.teacher_options == {"network": "x/clone.zip"}
 
 
+@pytest.mark.parametrize("key", ["init_from", "finetune_from"])
+def test_the_shipped_network_is_named_pretrained(key: str) -> None:
+    from training.train import saved_model
+
+    config = validate(_tiny(warm_start={"teacher": "greedy", key: "pretrained"}))
+    assert saved_model(getattr(config.warm_start, key)) == PRETRAINED_CHECKPOINT
+
+
 def test_finetune_from_starts_the_clone_from_the_saved_weights(tmp_path: Path) -> None:
     """At a learning rate too small to move them, the clone keeps the saved weights; a fresh
     start at the same rate does not have them; another network is refused."""

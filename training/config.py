@@ -205,10 +205,11 @@ class WarmStartConfig(_Section):
     #: per deal its choice gives up, by the search's values) to the loss, so each decision
     #: counts by its stakes.
     regret_weight: float = Field(0.0, ge=0)
-    #: A saved model (``clone.zip`` of an earlier run with the same ``ppo`` network) whose
-    #: weights PPO starts from instead of cloning the teacher again, so a recipe's PPO phase
-    #: can be tried without paying for the teacher's decisions; ``teacher`` then only names
-    #: what that clone was taught by (for the report), and nothing is collected.
+    #: A saved model (``clone.zip`` of an earlier run with the same ``ppo`` network, or
+    #: ``pretrained``, the shipped agent's) whose weights PPO starts from instead of cloning
+    #: the teacher again, so a recipe's PPO phase can be tried without paying for the
+    #: teacher's decisions; ``teacher`` then only names what that clone was taught by (for the
+    #: report), and nothing is collected.
     init_from: str | None = Field(None, min_length=1)
     #: A saved model (``pretrained``: the shipped agent's, or a path such as a run's
     #: ``clone.zip``, with the same ``ppo`` network) whose weights the cloning starts from
@@ -221,18 +222,9 @@ class WarmStartConfig(_Section):
     critic_samples: int = Field(0, ge=0)
     critic_epochs: int = Field(10, ge=1)
 
-    @field_validator("init_from")
+    @field_validator("init_from", "finetune_from")
     @classmethod
-    def _init_from_is_a_model(cls, path: str | None) -> str | None:
-        if path is not None and not Path(path).is_file():
-            raise ValueError(
-                f"no file {path}: give the path of a saved model such as a run's clone.zip"
-            )
-        return path
-
-    @field_validator("finetune_from")
-    @classmethod
-    def _finetune_from_is_a_model(cls, path: str | None) -> str | None:
+    def _a_saved_model(cls, path: str | None) -> str | None:
         if path is not None and path != "pretrained" and not Path(path).is_file():
             raise ValueError(
                 f"no file {path}: give `pretrained` or the path of a saved model such as a "

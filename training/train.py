@@ -184,7 +184,7 @@ def _train(
         if config.warm_start.init_from is not None:
             from training.warm_start import start_from
 
-            state.warm_start = start_from(model, Path(config.warm_start.init_from))
+            state.warm_start = start_from(model, saved_model(config.warm_start.init_from))
             state.wall_s += state.warm_start["seconds"]
             with atomic_path(run_dir / "clone.zip") as tmp:
                 save_for_play(model, tmp)
@@ -192,7 +192,7 @@ def _train(
             if config.warm_start.finetune_from is not None:
                 from training.warm_start import start_from
 
-                start_from(model, finetune_path(config.warm_start.finetune_from), "finetune_from")
+                start_from(model, saved_model(config.warm_start.finetune_from), "finetune_from")
             state.warm_start = run_warm_start(model, env, config, run_dir)
             state.wall_s += state.warm_start["seconds"]
             with atomic_path(run_dir / "clone.zip") as tmp:  # PPO's starting point, to compare
@@ -316,8 +316,9 @@ def run_warm_start(
     return {"samples": result.samples, "accuracy": result.accuracy, "seconds": result.seconds}
 
 
-def finetune_path(name: str) -> Path:
-    """The saved model ``warm_start.finetune_from`` names (``pretrained``: the shipped one)."""
+def saved_model(name: str) -> Path:
+    """The saved model ``warm_start.init_from`` or ``finetune_from`` names (``pretrained``:
+    the shipped agent's)."""
     from agents.policy import PRETRAINED_CHECKPOINT
 
     return PRETRAINED_CHECKPOINT if name == "pretrained" else Path(name)
