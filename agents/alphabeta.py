@@ -225,6 +225,11 @@ class AlphaBetaAgent(RuleAgent):
         cards are the opponent's hand and one deal is all deals."""
         return self.samples if info.stock_size else 1
 
+    def solves_exactly(self, info: InfoState) -> bool:
+        """Whether a decision is searched to the end of the deal (its last ``endgame_plies``
+        plies after this one)."""
+        return info.cards_to_play - 1 <= self.endgame_plies
+
     def points_per_total(self, info: InfoState) -> float:
         """Points per deal of one unit of ``move_values``' totals: a total is hundredths of a
         point summed over the deals searched."""
@@ -234,9 +239,7 @@ class AlphaBetaAgent(RuleAgent):
         """Each move's searched value summed over the sampled deals (hundredths of a point)."""
         info = view.info
         determinizer = Determinizer(view, self.rules)
-        plies_left = info.cards_to_play - 1
-        exact = plies_left <= self.endgame_plies
-        depth = plies_left if exact else self.depth - 1
+        depth = info.cards_to_play - 1 if self.solves_exactly(info) else self.depth - 1
         value = AlphaBeta(self.rules, self.valuer).value  # its memo lives for one decision
         totals = [0] * len(moves)
         for deal, count in self.sampled_deals(determinizer, info):

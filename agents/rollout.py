@@ -113,7 +113,7 @@ class RolloutAgent(AlphaBetaAgent):
         it wins every tie, and another move only where that lower bound is above zero.
         """
         info = view.info
-        if info.cards_to_play - 1 <= self.endgame_plies:
+        if self.solves_exactly(info):
             return super().move_values(view, moves)  # exact: the rollouts would add nothing
         determinizer = Determinizer(view, self.rules)
         sampled = self.sampled_deals(determinizer, info)
@@ -143,7 +143,7 @@ class RolloutAgent(AlphaBetaAgent):
         are doubled, so a move's value is the lower bound of its gain on the network's own move
         (and the network's own move is worth next to nothing, ``1 / (200 * samples)``)."""
         plain = super().points_per_total(info)
-        if self.confidence is None or info.cards_to_play - 1 <= self.endgame_plies:
+        if self.confidence is None or self.solves_exactly(info):
             return plain
         return plain / 2
 
