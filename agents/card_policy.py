@@ -200,7 +200,9 @@ class CardNet(nn.Module):
             dim=2,
         )
 
-    def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def body(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The global features ``(B, global_width)`` and the per-card ones ``(B, 40, width)``
+        that both heads read."""
         batch = obs.shape[0]
         n, on_table, unseen = self.num_planes, self.table_plane, self.unseen_plane
         planes = obs[:, : n * NUM_CARDS].reshape(batch, n, NUM_CARDS)
@@ -235,16 +237,23 @@ class CardNet(nn.Module):
         card_x = torch.cat(card_parts, dim=2)
         h = torch.relu(self.card_in(card_x) + self.card_global(g).unsqueeze(1))
         pooled = h.amax(dim=1)
-        h = torch.relu(self.card_mid(h) + self.card_pool(pooled).unsqueeze(1))
-        logits = torch.cat([self.play_head(h).squeeze(2), self.pick_head(h).squeeze(2)], dim=1)
-        latent_vf = self.value_net(torch.cat([g, h.mean(dim=1), h.amax(dim=1)], dim=1))
-        return logits, latent_vf
+        return g, torch.relu(self.card_mid(h) + self.card_pool(pooled).unsqueeze(1))
+
+    def action_logits(self, h: torch.Tensor) -> torch.Tensor:
+        return torch.cat([self.play_head(h).squeeze(2), self.pick_head(h).squeeze(2)], dim=1)
+
+    def value_latent(self, g: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
+        return self.value_net(torch.cat([g, h.mean(dim=1), h.amax(dim=1)], dim=1))
+
+    def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        g, h = self.body(obs)
+        return self.action_logits(h), self.value_latent(g, h)
 
     def forward_actor(self, obs: torch.Tensor) -> torch.Tensor:
-        return self.forward(obs)[0]
+        return self.action_logits(self.body(obs)[1])
 
     def forward_critic(self, obs: torch.Tensor) -> torch.Tensor:
-        return self.forward(obs)[1]
+        return self.value_latent(*self.body(obs))
 
 
 class CardPolicy(MaskableActorCriticPolicy):

@@ -94,7 +94,7 @@ class OracleCardNet(nn.Module):
         return logits, torch.cat([seen.detach(), self.oracle(obs)], dim=1)
 
     def forward_actor(self, obs: torch.Tensor) -> torch.Tensor:
-        return self.actor(obs[:, : self.width])[0]
+        return self.actor.forward_actor(obs[:, : self.width])
 
     def forward_critic(self, obs: torch.Tensor) -> torch.Tensor:
         return self.forward(obs)[1]

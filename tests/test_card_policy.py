@@ -345,3 +345,23 @@ def test_softening_keeps_every_argmax_and_flattens_the_played_distribution(oracl
     torch.testing.assert_close(3 * gap_after[mask_t], gap_before[mask_t], rtol=1e-5, atol=1e-4)
     with pytest.raises(ValueError, match="temperature must be positive"):
         policy.soften(0.0)
+
+
+@pytest.mark.parametrize("oracle", [False, True])
+def test_each_head_alone_gives_what_the_joint_forward_gives(oracle: bool) -> None:
+    """Acting reads the policy head alone; it must equal the joint forward's, and so must the
+    critic's, on the shipped weights and random positions."""
+    from sb3_contrib import MaskablePPO
+
+    policy: CardPolicy = MaskablePPO.load(PRETRAINED, device="cpu").policy
+    obs = _observations(_positions(64, seed=3))
+    if oracle:
+        oracle_policy = oracle_card_policy(policy.card_width, policy.global_width, policy.lookahead)
+        oracle_policy.load_play_state_dict(policy.state_dict())
+        policy = oracle_policy
+        obs = torch.cat([obs, torch.rand(len(obs), 80)], dim=1)
+    net = policy.mlp_extractor
+    with torch.no_grad():
+        logits, value = net(obs)
+        assert torch.equal(net.forward_actor(obs), logits)
+        assert torch.equal(net.forward_critic(obs), value)
