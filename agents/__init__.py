@@ -26,7 +26,7 @@ from agents.guided import GuidedAgent
 from agents.heuristic import HeuristicAgent
 from agents.ismcts import ISMCTSAgent
 from agents.openspiel_bot import OpenSpielISMCTSAgent
-from agents.policy import PRETRAINED_CHECKPOINT, PolicyAgent
+from agents.policy import SHIPPED_CHECKPOINTS, PolicyAgent
 from agents.random_agent import RandomAgent
 from agents.rollout import RolloutAgent
 from scopa_env.errors import CheckpointNotFoundError, PlayerError, ScopaError, UnknownPlayerError
@@ -80,7 +80,8 @@ def check_options(factory: Callable[..., Any], name: str, options: dict[str, Any
 
 
 def make_agent(name_or_path: str | Path, **kwargs: Any) -> Agent:
-    """A player by name (``random``, ``greedy``, ``heuristic``, ``ismcts``, ``pretrained``) or
+    """A player by name (``random``, ``greedy``, ``heuristic``, ``ismcts``, ``pretrained``, the
+    previous shipped network ``pretrained_v4``, ...) or
     by the path of a MaskablePPO checkpoint or of an RLlib checkpoint (``rllib:PATH``, or the
     folder, ``agents.rllib_agent``); ``kwargs`` go to its constructor (``rules``,
     ``seed`` and the player's own options). It is also the ``scopa_env.players`` entry point,
@@ -94,14 +95,15 @@ def make_agent(name_or_path: str | Path, **kwargs: Any) -> Agent:
             if isinstance(error, ScopaError):
                 raise
             raise PlayerError(f"player {name!r}: {error}") from None
-    if name == "pretrained":
-        if not PRETRAINED_CHECKPOINT.is_file():
+    if name in SHIPPED_CHECKPOINTS:
+        path = SHIPPED_CHECKPOINTS[name]
+        if not path.is_file():
             raise CheckpointNotFoundError(
-                f"no pretrained checkpoint at {PRETRAINED_CHECKPOINT}; train one with "
-                "`scopa train` or pass the path of a checkpoint"
+                f"no {name} checkpoint at {path}; train one with `scopa train` or pass the "
+                "path of a checkpoint"
             )
         check_options(PolicyAgent, name, kwargs)
-        return PolicyAgent(PRETRAINED_CHECKPOINT, **kwargs)
+        return PolicyAgent(path, **kwargs)
     path = Path(name.removeprefix("rllib:"))
     if name.startswith("rllib:") or (path / "rllib_checkpoint.json").is_file():
         from agents.rllib_agent import RLlibAgent  # needs the distributed extra
@@ -112,7 +114,7 @@ def make_agent(name_or_path: str | Path, **kwargs: Any) -> Agent:
         check_options(PolicyAgent, name, kwargs)
         return PolicyAgent(path, **kwargs)
     raise UnknownPlayerError(
-        f"unknown player {name!r}: use one of {sorted([*AGENTS, 'pretrained'])} "
+        f"unknown player {name!r}: use one of {sorted([*AGENTS, *SHIPPED_CHECKPOINTS])} "
         "or the path of a MaskablePPO .zip checkpoint"
     )
 

@@ -220,9 +220,10 @@ class RoundHistory:
         return log_p.reshape(len(self.plays), len(hands)).sum(axis=0)
 
 
-def load_network(network: str) -> Any:
-    """The SB3 policy of a player name that ``make_agent`` builds from a checkpoint
-    (``pretrained``), or of a checkpoint's path."""
+def load_network(network: str) -> tuple[Path, Any]:
+    """The checkpoint's path and SB3 policy of a player name that ``make_agent`` builds from a
+    checkpoint (``pretrained``), or of a checkpoint's path. The path lets a caller tell which
+    network it holds (the ladder's journals do)."""
     from agents import make_agent
     from agents.policy import PolicyAgent, load_policy_checkpoint
 
@@ -236,14 +237,14 @@ def load_network(network: str) -> Any:
                 f"network {network!r} is not a network player: give 'pretrained' or the path "
                 "of a MaskablePPO .zip checkpoint"
             )
-        model = agent.model
+        path, model = agent.path, agent.model
     space = model.observation_space
     if getattr(space, "shape", None) != (OBS_SIZE,):
         raise PlayerError(
             f"network {network!r} reads observations of shape {getattr(space, 'shape', space)}, "
             f"not two-player Scopa's ({OBS_SIZE},)"
         )
-    return model.policy
+    return path, model.policy
 
 
 class GuidedAgent(AlphaBetaAgent):
@@ -313,7 +314,8 @@ class GuidedAgent(AlphaBetaAgent):
             raise ValueError(f"infer weighs the opponent's plays' likelihood, >= 0: got {infer}")
         self.infer = float(infer)
         self.history = RoundHistory()
-        self.leaf = LeafValuer(load_network(network))
+        self.path, policy = load_network(network)  # the checkpoint it plays with
+        self.leaf = LeafValuer(policy)
 
     def move_values(self, view: SeatView, moves: list[MaskMove]) -> list[int]:
         info = view.info

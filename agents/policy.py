@@ -10,8 +10,15 @@ import numpy as np
 from agents.base import Observation
 from scopa_env.errors import CheckpointError, CheckpointNotFoundError
 
-#: Where ``make_agent("pretrained")`` looks for the project's released checkpoint.
-PRETRAINED_CHECKPOINT = Path(__file__).resolve().parent / "pretrained" / "model.zip"
+_HERE = Path(__file__).resolve().parent
+
+#: The project's released checkpoints by ``make_agent`` name: the shipped agent, and the one it
+#: replaced, kept so that the two can be compared.
+SHIPPED_CHECKPOINTS = {
+    "pretrained": _HERE / "pretrained" / "model.zip",
+    "pretrained_v4": _HERE / "pretrained_v4" / "model.zip",
+}
+PRETRAINED_CHECKPOINT = SHIPPED_CHECKPOINTS["pretrained"]
 
 
 def load_policy_checkpoint(path: Path, device: str = "cpu") -> Any:

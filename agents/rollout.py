@@ -103,7 +103,8 @@ class RolloutAgent(AlphaBetaAgent):
         if confidence is not None and confidence < 0:
             raise ValueError(f"confidence is a number of standard errors, >= 0: got {confidence}")
         self.confidence = confidence
-        self.leaf = LeafValuer(load_network(network))
+        self.path, policy = load_network(network)  # the checkpoint it rolls out with
+        self.leaf = LeafValuer(policy)
 
     def move_values(self, view: SeatView, moves: list[MaskMove]) -> list[int]:
         """Each move's rollout value summed over the sampled deals (hundredths of a point).

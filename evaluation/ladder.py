@@ -157,7 +157,8 @@ class LadderResult:
 
 
 def _fingerprint(player: Any) -> str | None:
-    """A short hash of the checkpoint file a player loads (``path``), if it loads one."""
+    """A short hash of the checkpoint file a player loads (``path``: a network player's, or the
+    network a search plays with), if it loads one."""
     path = getattr(player, "path", None)
     if path is None or not Path(path).is_file():
         return None

@@ -288,6 +288,28 @@ def test_make_agent_names_and_errors(tmp_path) -> None:
         make_agent(tmp_path / "missing.zip")
 
 
+def test_the_shipped_agent_and_the_one_it_replaced_play_by_name() -> None:
+    """Both networks load by name and play legal moves; they are different networks."""
+    from agents.policy import SHIPPED_CHECKPOINTS
+    from scopa_env.single_agent import ScopaSingleAgentEnv
+
+    assert SHIPPED_CHECKPOINTS["pretrained"].read_bytes() != (
+        SHIPPED_CHECKPOINTS["pretrained_v4"].read_bytes()
+    )
+    for name in ("pretrained", "pretrained_v4"):
+        agent = make_agent(name)
+        env = ScopaSingleAgentEnv(opponent="greedy", episode="deal")
+        obs, _ = env.reset(seed=3)
+        done = False
+        while not done:
+            mask = env.action_masks()
+            action = agent.act({"observation": obs, "action_mask": mask.astype(np.int8)})
+            assert mask[action]
+            obs, _, done, _, _ = env.step(action)
+    with pytest.raises(ValueError, match="pretrained_v4"):
+        make_agent("pretrained_v3")
+
+
 def test_players_reject_a_mask_from_other_rules() -> None:
     obs = _observation("AC 5S", "3B 4D KB", Rules())
     obs["action_mask"][:] = 0

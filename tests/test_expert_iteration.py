@@ -115,11 +115,14 @@ def test_a_rollout_teacher_takes_a_network_path() -> None:
 
 
 @pytest.mark.parametrize("key", ["init_from", "finetune_from"])
-def test_the_shipped_network_is_named_pretrained(key: str) -> None:
+@pytest.mark.parametrize("name", ["pretrained", "pretrained_v4"])
+def test_the_shipped_networks_are_named_as_players(key: str, name: str) -> None:
+    from agents.policy import SHIPPED_CHECKPOINTS
     from training.train import saved_model
 
-    config = validate(_tiny(warm_start={"teacher": "greedy", key: "pretrained"}))
-    assert saved_model(getattr(config.warm_start, key)) == PRETRAINED_CHECKPOINT
+    config = validate(_tiny(warm_start={"teacher": "greedy", key: name}))
+    assert saved_model(getattr(config.warm_start, key)) == SHIPPED_CHECKPOINTS[name]
+    assert saved_model("pretrained") == PRETRAINED_CHECKPOINT
 
 
 def test_finetune_from_starts_the_clone_from_the_saved_weights(tmp_path: Path) -> None:

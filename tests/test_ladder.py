@@ -198,3 +198,16 @@ def test_the_command_exits_with_status_2_on_a_bad_ladder(
     assert err.startswith("scopa ladder: ") and words in err
     assert not out.exists()
     assert issubclass(LadderError, ScopaError)
+
+
+@pytest.mark.parametrize("name", ["guided", "rollout"])
+def test_a_search_is_told_apart_by_the_network_it_plays_with(name: str) -> None:
+    """A journal must not pass off games played with one network as another's: a search that
+    plays with a network is fingerprinted by that network's checkpoint."""
+    from agents import make_agent
+    from evaluation.ladder import _fingerprint
+
+    shipped, previous = (make_agent(name, network=n) for n in ("pretrained", "pretrained_v4"))
+    assert _fingerprint(shipped) == _fingerprint(make_agent("pretrained"))
+    assert _fingerprint(previous) == _fingerprint(make_agent("pretrained_v4"))
+    assert _fingerprint(shipped) != _fingerprint(previous)

@@ -225,10 +225,12 @@ class WarmStartConfig(_Section):
     @field_validator("init_from", "finetune_from")
     @classmethod
     def _a_saved_model(cls, path: str | None) -> str | None:
-        if path is not None and path != "pretrained" and not Path(path).is_file():
+        from agents.policy import SHIPPED_CHECKPOINTS
+
+        if path is not None and path not in SHIPPED_CHECKPOINTS and not Path(path).is_file():
             raise ValueError(
-                f"no file {path}: give `pretrained` or the path of a saved model such as a "
-                "run's clone.zip"
+                f"no file {path}: give a shipped network ({', '.join(SHIPPED_CHECKPOINTS)}) or "
+                "the path of a saved model such as a run's clone.zip"
             )
         return path
 

@@ -317,11 +317,11 @@ def run_warm_start(
 
 
 def saved_model(name: str) -> Path:
-    """The saved model ``warm_start.init_from`` or ``finetune_from`` names (``pretrained``:
-    the shipped agent's)."""
-    from agents.policy import PRETRAINED_CHECKPOINT
+    """The saved model ``warm_start.init_from`` or ``finetune_from`` names: a path, or a shipped
+    network by its player name (``pretrained``, ``pretrained_v4``)."""
+    from agents.policy import SHIPPED_CHECKPOINTS
 
-    return PRETRAINED_CHECKPOINT if name == "pretrained" else Path(name)
+    return SHIPPED_CHECKPOINTS.get(name, Path(name))
 
 
 def warm_start_task(config: TrainConfig, index: int) -> tuple[Any, Any]:
