@@ -21,6 +21,11 @@ SHIPPED_CHECKPOINTS = {
 PRETRAINED_CHECKPOINT = SHIPPED_CHECKPOINTS["pretrained"]
 
 
+def checkpoint_path(name: str) -> Path:
+    """The checkpoint a shipped network's player name or a path names."""
+    return SHIPPED_CHECKPOINTS.get(name, Path(name))
+
+
 def load_policy_checkpoint(path: Path, device: str = "cpu") -> Any:
     """The ``MaskablePPO`` model saved at ``path``; ``CheckpointError`` if there is none there.
 

@@ -225,9 +225,9 @@ class WarmStartConfig(_Section):
     @field_validator("init_from", "finetune_from")
     @classmethod
     def _a_saved_model(cls, path: str | None) -> str | None:
-        from agents.policy import SHIPPED_CHECKPOINTS
+        from agents.policy import SHIPPED_CHECKPOINTS, checkpoint_path
 
-        if path is not None and path not in SHIPPED_CHECKPOINTS and not Path(path).is_file():
+        if path is not None and not checkpoint_path(path).is_file():
             raise ValueError(
                 f"no file {path}: give a shipped network ({', '.join(SHIPPED_CHECKPOINTS)}) or "
                 "the path of a saved model such as a run's clone.zip"

@@ -319,9 +319,9 @@ def run_warm_start(
 def saved_model(name: str) -> Path:
     """The saved model ``warm_start.init_from`` or ``finetune_from`` names: a path, or a shipped
     network by its player name (``pretrained``, ``pretrained_v4``)."""
-    from agents.policy import SHIPPED_CHECKPOINTS
+    from agents.policy import checkpoint_path
 
-    return SHIPPED_CHECKPOINTS.get(name, Path(name))
+    return checkpoint_path(name)
 
 
 def warm_start_task(config: TrainConfig, index: int) -> tuple[Any, Any]:
