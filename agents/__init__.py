@@ -25,6 +25,7 @@ from agents.greedy import GreedyAgent
 from agents.guided import GuidedAgent
 from agents.heuristic import HeuristicAgent
 from agents.ismcts import ISMCTSAgent
+from agents.ismcts_prior import PriorISMCTSAgent
 from agents.openspiel_bot import OpenSpielISMCTSAgent
 from agents.policy import SHIPPED_CHECKPOINTS, PolicyAgent
 from agents.random_agent import RandomAgent
@@ -36,6 +37,7 @@ AGENTS: dict[str, type] = {
     "greedy": GreedyAgent,
     "heuristic": HeuristicAgent,
     "ismcts": ISMCTSAgent,
+    "ismcts_prior": PriorISMCTSAgent,
     "alphabeta": AlphaBetaAgent,
     "guided": GuidedAgent,
     "rollout": RolloutAgent,
@@ -129,6 +131,7 @@ __all__ = [
     "ISMCTSAgent",
     "OpenSpielISMCTSAgent",
     "PolicyAgent",
+    "PriorISMCTSAgent",
     "RandomAgent",
     "RolloutAgent",
     "RuleAgent",

@@ -166,6 +166,7 @@ class ISMCTSAgent(RuleAgent):
         determinizer = Determinizer(view, self.rules)
         valuer = self.valuer if view.table.players == 2 else self.table_valuer
         k = len(root_moves)
+        bonus = self.root_bonus(root_moves) or [0.0] * k
         children = [_Node(player=0) for _ in range(k)]
         totals = [0.0] * k
         counts = [0] * k
@@ -188,7 +189,7 @@ class ISMCTSAgent(RuleAgent):
                     totals[i] += self._iterate(branch, children[i], table, plies_left, valuer)
                     counts[i] += 1
                 iterations += len(alive)
-            alive.sort(key=lambda i: -totals[i] / max(counts[i], 1))
+            alive.sort(key=lambda i: -(totals[i] / max(counts[i], 1) + bonus[i]))
             if round_ < rounds - 1:
                 alive = alive[: math.ceil(len(alive) / 2)]
         self.last_iterations = iterations
@@ -200,6 +201,12 @@ class ISMCTSAgent(RuleAgent):
                     self.last_values[a], self.reward_scale * totals[i] / counts[i]
                 )
         return root_moves[alive[0]]
+
+    def root_bonus(self, root_moves: list[MaskMove]) -> list[float] | None:
+        """What each root move's mean reward is credited with when the root moves are ranked
+        (at each round of the halving and at the end); none here (``agents.ismcts_prior``
+        credits a network's prior)."""
+        return None
 
     def _iterate(
         self, deal: Deal, node: _Node, table: int, plies_left: int, valuer: MoveValuer

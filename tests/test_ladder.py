@@ -200,7 +200,7 @@ def test_the_command_exits_with_status_2_on_a_bad_ladder(
     assert issubclass(LadderError, ScopaError)
 
 
-@pytest.mark.parametrize("name", ["guided", "rollout"])
+@pytest.mark.parametrize("name", ["guided", "rollout", "ismcts_prior"])
 def test_a_search_is_told_apart_by_the_network_it_plays_with(name: str) -> None:
     """A journal must not pass off games played with one network as another's: a search that
     plays with a network is fingerprinted by that network's checkpoint."""
