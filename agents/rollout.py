@@ -45,10 +45,12 @@ _MASKED = np.float32(-np.inf)
 class RolloutAgent(AlphaBetaAgent):
     """Search player: every root move rolled out by the network on sampled deals (module doc).
 
-    About 41-48 ms of CPU a move at the defaults (the harness's measure). Over 300 duplicate
-    deals against the network it rolls out with (``scopa eval rollout pretrained --deals 300
-    --seed 0``): +0.272 +- 0.143 points per deal; against ``ismcts`` (300 iterations,
-    ``--deals 2000 --seed 0``): +0.007 +- 0.064.
+    About 41-48 ms of CPU a move at the defaults on the first machines measured, 22 ms on the
+    ladder's (the harness's measure). With the previous network (``pretrained_v4``), over 300
+    duplicate deals against that network (``scopa eval rollout pretrained --deals 300 --seed
+    0``): +0.272 +- 0.143 points per deal; against ``ismcts`` (300 iterations, ``--deals 2000
+    --seed 0``): +0.007 +- 0.064. With the current one, ``rollout:samples=48`` against
+    ``ismcts``: +0.119 +- 0.065 at 39.9 ms a move (``--deals 2000 --seed 0``).
 
     Args: as ``AlphaBetaAgent`` (``samples``, ``endgame_plies``, ``infer`` and its model's
         options; ``depth`` is not used), and
