@@ -31,6 +31,11 @@ from scopa_env.rules import Rules
 class PriorISMCTSAgent(ISMCTSAgent):
     """Search player: ISMCTS whose root ranking credits a network's prior (module doc).
 
+    About 41 ms of CPU a move at the defaults (the harness's measure, 2 cores). Against
+    ``ismcts`` (300 iterations), ``scopa eval ismcts_prior ismcts --deals 2000 --seed 0``:
+    +0.156 +- 0.065 points per deal; without the prior (``ismcts:iterations=900``), +0.114 +-
+    0.062 at 40.2 ms: the prior's gain is within the noise.
+
     Args: as ``ISMCTSAgent`` (``iterations``, ``exploration``, ``halving``, ...), and
         network: the network whose policy is the prior: ``pretrained`` (whatever
             ``make_agent("pretrained")`` loads) or the path of a MaskablePPO checkpoint of
