@@ -226,3 +226,18 @@ def oracle_card_policy(card_width: int = 8, global_width: int = 16, lookahead: b
         space, spaces.Discrete(80), lambda _: 1e-3, card_width=card_width,
         global_width=global_width, lookahead=lookahead, table="scopa", hidden=80,
     )  # fmt: skip
+
+
+def assert_plays_a_match(player: Any) -> None:
+    """``player`` plays a whole match of ``scopa play`` to its end, against a human who always
+    types the first legal move."""
+    from cli.play import play_match
+    from scopa_env import scopa_v0
+
+    env = scopa_v0.raw_env(render_mode="ansi")
+
+    def human(prompt: str) -> str:
+        return str(env.deal.legal_moves()[0]).replace("(trail)", "")
+
+    winner = play_match(env, player.act, human=0, seed=1, ask=human, say=lambda _: None)
+    assert env.match.is_over and winner in {"player_0", "player_1"}

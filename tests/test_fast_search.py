@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import SEVENS_AND_COINS, last_round, observe_deal, play_deals
+from conftest import SEVENS_AND_COINS, assert_plays_a_match, last_round, observe_deal, play_deals
 
 from agents import AlphaBetaAgent, make_agent
 from agents.alphabeta import AlphaBeta
 from agents.greedy import MoveValuer
-from cli.play import play_match
 from scopa_env import scopa_v0
 from scopa_env.captures import consistent_sets
 from scopa_env.cards import mask_of, parse_card, parse_cards
@@ -128,15 +127,7 @@ def test_reproducible_from_its_seed() -> None:
 
 
 def test_plays_a_whole_match_in_scopa_play() -> None:
-    env = scopa_v0.raw_env(render_mode="ansi")
-    said: list[str] = []
-
-    def human(prompt: str) -> str:
-        return str(env.deal.legal_moves()[0]).replace("(trail)", "")  # the first legal move
-
-    player = make_agent("alphabeta", seed=0, samples=4)
-    winner = play_match(env, player.act, human=0, seed=1, ask=human, say=said.append)
-    assert env.match.is_over and winner in {"player_0", "player_1"}
+    assert_plays_a_match(make_agent("alphabeta", seed=0, samples=4))
 
 
 def test_act_batch_plays_each_row() -> None:

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from conftest import (
     SEVENS_AND_COINS,
+    assert_plays_a_match,
     encode_deal,
     observe_deal,
     play_deals,
@@ -255,16 +256,8 @@ def test_sampled_hands_are_weighed_by_the_networks_masked_probability_of_the_pla
 
 
 def test_plays_a_whole_match_in_scopa_play_and_a_batch_of_unrelated_rows() -> None:
-    from cli.play import play_match
-
-    env = scopa_v0.raw_env(render_mode="ansi")
-
-    def human(prompt: str) -> str:
-        return str(env.deal.legal_moves()[0]).replace("(trail)", "")  # the first legal move
-
     guided = make_agent("guided", seed=0, samples=2, infer=1.0)
-    winner = play_match(env, guided.act, human=0, seed=1, ask=human, say=lambda _: None)
-    assert env.match.is_over and winner in {"player_0", "player_1"}
+    assert_plays_a_match(guided)
     rows = [observe_deal(played_to(seed, plays)) for seed, plays in ((5, 0), (6, 8), (7, 4))]
     actions = guided.act_batch(
         np.stack([r["observation"] for r in rows]), np.stack([r["action_mask"] for r in rows])

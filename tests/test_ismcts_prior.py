@@ -6,7 +6,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import observe_deal, play_deals, played_to, settebello_sweep
+from conftest import (
+    assert_plays_a_match,
+    observe_deal,
+    play_deals,
+    played_to,
+    settebello_sweep,
+)
 
 from agents import ISMCTSAgent, PriorISMCTSAgent, make_agent
 from agents.policy import PRETRAINED_CHECKPOINT
@@ -113,14 +119,4 @@ def test_bad_options_are_refused(options: dict, error: type, match: str) -> None
 
 
 def test_plays_a_whole_match_in_scopa_play() -> None:
-    from cli.play import play_match
-    from scopa_env import scopa_v0
-
-    env = scopa_v0.raw_env(render_mode="ansi")
-
-    def human(prompt: str) -> str:
-        return str(env.deal.legal_moves()[0]).replace("(trail)", "")  # the first legal move
-
-    player = make_agent("ismcts_prior", seed=0, iterations=20)
-    winner = play_match(env, player.act, human=0, seed=1, ask=human, say=lambda _: None)
-    assert env.match.is_over and winner in {"player_0", "player_1"}
+    assert_plays_a_match(make_agent("ismcts_prior", seed=0, iterations=20))

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from conftest import (
     SEVENS_AND_COINS,
+    assert_plays_a_match,
     last_round,
     observe_deal,
     play_deals,
@@ -19,7 +20,6 @@ from agents.alphabeta import AlphaBeta
 from agents.guided import Root
 from agents.policy import PRETRAINED_CHECKPOINT
 from agents.values import POINT
-from scopa_env import scopa_v0
 from scopa_env.cards import parse_card
 from scopa_env.engine import Deal
 from scopa_env.environments import make_aec
@@ -126,16 +126,7 @@ def test_whole_deals_are_legal_and_reproducible_from_the_seed() -> None:
 
 
 def test_plays_a_whole_match_in_scopa_play() -> None:
-    from cli.play import play_match
-
-    env = scopa_v0.raw_env(render_mode="ansi")
-
-    def human(prompt: str) -> str:
-        return str(env.deal.legal_moves()[0]).replace("(trail)", "")  # the first legal move
-
-    player = make_agent("rollout", seed=0, samples=2)
-    winner = play_match(env, player.act, human=0, seed=1, ask=human, say=lambda _: None)
-    assert env.match.is_over and winner in {"player_0", "player_1"}
+    assert_plays_a_match(make_agent("rollout", seed=0, samples=2))
 
 
 def test_a_batch_of_unrelated_rows_gets_legal_actions(player: RolloutAgent) -> None:
