@@ -181,6 +181,12 @@ def played_to(seed: int, plays: int) -> Deal:
     return deal
 
 
+def my_turn(seed: int, plays: int) -> Deal:
+    """``played_to(seed, plays)``, or one play more where it is the opponent's turn."""
+    deal = played_to(seed, plays)
+    return deal if deal.current_player == 0 else played_to(seed, plays + 1)
+
+
 def settebello_sweep() -> Deal:
     """First round, player 0 to play, the opponent's AC and AS taken: 7D takes 3S+4S, the whole
     table: a scopa, and the settebello in player 0's pile (two points in hand); KB and 2C can

@@ -8,16 +8,15 @@ import numpy as np
 import pytest
 from conftest import (
     assert_plays_a_match,
+    my_turn,
     observe_deal,
     play_deals,
-    played_to,
     settebello_sweep,
 )
 
 from agents import ISMCTSAgent, PriorISMCTSAgent, make_agent
 from agents.policy import PRETRAINED_CHECKPOINT
 from scopa_env.cards import parse_card
-from scopa_env.engine import Deal
 from scopa_env.environments import make_aec
 from scopa_env.errors import CheckpointNotFoundError, PlayerError
 from scopa_env.info_state import InfoState
@@ -28,11 +27,6 @@ pytestmark = pytest.mark.skipif(
 
 #: (seed, plays) of two-player positions, each with the player to move holding a choice.
 POSITIONS = [(seed, plays) for seed in range(5) for plays in (0, 6, 13, 20)]
-
-
-def my_turn(seed: int, plays: int) -> Deal:
-    deal = played_to(seed, plays)
-    return deal if deal.current_player == 0 else played_to(seed, plays + 1)
 
 
 def choices() -> list[dict[str, np.ndarray]]:

@@ -9,6 +9,7 @@ from conftest import (
     SEVENS_AND_COINS,
     assert_plays_a_match,
     last_round,
+    my_turn,
     observe_deal,
     play_deals,
     played_to,
@@ -38,12 +39,6 @@ ROOT = Root((deal_block((0, 0), 11, 1, 0), deal_block((0, 0), 11, 1, 1)), (0, 0)
 @pytest.fixture(scope="module")
 def player() -> RolloutAgent:
     return RolloutAgent(samples=2, seed=0)
-
-
-def my_turn(seed: int, plays: int) -> Deal:
-    """``played_to(seed, plays)``, or one play more where it is the opponent's turn."""
-    deal = played_to(seed, plays)
-    return deal if deal.current_player == 0 else played_to(seed, plays + 1)
 
 
 def endgame(move: str) -> Deal:
