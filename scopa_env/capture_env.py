@@ -18,6 +18,7 @@ import copy
 import functools
 import inspect
 import operator
+import types
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, Literal, NamedTuple
@@ -87,10 +88,11 @@ def fast_layout(encoder: Callable[..., np.ndarray]) -> FastLayout | None:
     """
     from scopa_env import observation, scopone_observation, table_observation
 
+    module: types.ModuleType
     if encoder is observation.encode:
         module = observation
     elif encoder is scopone_observation.encode_dealt:
-        module = scopone_observation  # type: ignore[assignment]
+        module = scopone_observation
     else:
         layout = getattr(encoder, "__self__", None)
         if isinstance(layout, table_observation.TableLayout) and encoder == layout.encode:
@@ -253,10 +255,12 @@ class CaptureGameEnv(AECEnv, EzPickle):
 
         encoder, high = self._layout()
         self.possible_agents = list(agents)
-        self.agents: list[str] = []
+        self.agents = []
         space = _observation_space(np.asarray(high, dtype=np.float32).tobytes())
         self.observation_spaces = {agent: copy.deepcopy(space) for agent in agents}
-        self.action_spaces = {agent: spaces.Discrete(NUM_ACTIONS) for agent in agents}
+        self.action_spaces: dict[str, spaces.Space[Any]] = {
+            agent: spaces.Discrete(NUM_ACTIONS) for agent in agents
+        }
         self._capture_sets = capture_table(self.rules)
         # Instance copies of the class constants the hot path reads (faster to look up).
         self._agents = agents
@@ -380,7 +384,7 @@ class CaptureGameEnv(AECEnv, EzPickle):
         self._cumulative_rewards = dict.fromkeys(agents, 0.0)
         self.terminations = dict.fromkeys(agents, False)
         self.truncations = dict.fromkeys(agents, False)
-        self.infos: dict[str, dict[str, Any]] = {agent: {} for agent in agents}
+        self.infos = {agent: {} for agent in agents}
         self._rewards_pending = False
         self._done = False
         self._skip_agent_selection = None
@@ -461,6 +465,7 @@ class CaptureGameEnv(AECEnv, EzPickle):
             # The play resolved: apply it to the engine; score the deal if it ends.
             card, capture = play
             deal, player = self._deal, self._current
+            assert player is not None  # a play resolved, so the game is on
             scopa = deal.play_unchecked(card, capture)
             self._last_play = (player, card, capture, scopa)
             if deal.is_over:
@@ -669,17 +674,17 @@ class CaptureGameEnv(AECEnv, EzPickle):
             self._legal = pickable_cards(self._options, self._picked) << PICK_OFFSET
 
     def _observe(self, player: int) -> dict[str, np.ndarray]:
-        features = self._features
-        if features is None:
+        features, write = self._features, self._write
+        if features is None or write is None:
             return self._observe_simple(player)
         if player != self._current:
             planes, values = features[player](self._view, player, None, 0, self._blocks[player])
-            observation, mask = self._write(planes, values, 0)
+            observation, mask = write(planes, values, 0)
         else:
             planes, values = features[player](
                 self._view, player, self._pending, self._picked, self._blocks[player]
             )
-            observation, mask = self._write(planes, values, self._legal)
+            observation, mask = write(planes, values, self._legal)
         return {"observation": observation, "action_mask": mask}
 
     def _observe_simple(self, player: int) -> dict[str, np.ndarray]:

@@ -177,6 +177,8 @@ class Deal:
     )
 
     _rules: Rules
+    _capture_sets: Callable[[int, int], tuple[int, ...]]
+    _moves_for: Callable[[int, int], tuple[Move, ...]]
     _kind: Table
     _next: tuple[int, ...]
     _dealer: int
@@ -301,9 +303,9 @@ class Deal:
         scope = (0,) * n if scope is None else scope
         played = ((),) * n if played is None else played
         if len(hands) != n or len(captures) != n or len(scope) != n or len(played) != n:
-            count = _NUMBER_WORDS.get(n, str(n))
+            entries = _NUMBER_WORDS.get(n, str(n))
             raise PositionError(
-                f"hands, captures, scope and played must each have {count} entries, "
+                f"hands, captures, scope and played must each have {entries} entries, "
                 f"one per seat of a {kind.name} deal"
             )
         hand_cards = [_check_cards(h, f"hands[{p}]") for p, h in enumerate(hands)]
@@ -526,7 +528,7 @@ class Deal:
 
     def legal_mask_moves(self) -> list[MaskMove]:
         """``legal_moves`` as ``(card, capture mask)`` pairs: the allocation-free fast path."""
-        moves = []
+        moves: list[MaskMove] = []
         table = self._table
         capture_sets = self._capture_sets
         for card in cards_of(self._hands[self._current]):

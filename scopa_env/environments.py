@@ -9,7 +9,7 @@ their games here instead of choosing an environment module themselves.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from scopa_env import scopa_v0, scopone_v0
 from scopa_env.capture_env import CaptureGameEnv, classic_wrappers
@@ -23,7 +23,7 @@ def make_aec(table: Table | str | None = None, wrapped: bool = False, **options:
     table = resolve_table(table)
     raw: CaptureGameEnv
     if table.name in scopone_v0.DEALS:
-        raw = scopone_v0.raw_env(deal=table.name, **options)
+        raw = scopone_v0.raw_env(deal=cast(scopone_v0.ScoponeDeal, table.name), **options)
     else:
         raw = scopa_v0.raw_env(table=table, **options)
     if raw.table != table:

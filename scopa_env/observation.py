@@ -217,20 +217,23 @@ class ObservationWriter:
         index = words.reshape(rows, 8)[:, :_CARD_BYTES]
         planes = buffer[: head + start].reshape(rows, _CARD_BYTES, 8)
         pack_planes, pack_all = planes_format.pack_into, all_format.pack_into
+        # The same bytes, as a buffer struct packs into (numpy's stubs know ndarray is one
+        # only from Python 3.12).
+        raw = memoryview(buffer).cast("B")  # type: ignore[arg-type]
         # Byte values index the 256 rows, so "wrap" never wraps; it costs less than "clip".
         take, copy = _BYTE_BITS.take, vector.copy
         cast, int8, cards = action_mask.astype, np.int8, ALL_CARDS_MASK
         self._vector = vector
 
         def write(masks: Sequence[int], values: Sequence[float]) -> np.ndarray:
-            pack_planes(buffer, offset, *values, *masks)
+            pack_planes(raw, offset, *values, *masks)
             take(index, 0, planes, "wrap")
             return copy()
 
         def observe(
             masks: Sequence[int], values: Sequence[float], legal: int
         ) -> tuple[np.ndarray, np.ndarray]:
-            pack_all(buffer, offset, *values, legal & cards, legal >> NUM_CARDS, *masks)
+            pack_all(raw, offset, *values, legal & cards, legal >> NUM_CARDS, *masks)
             take(index, 0, planes, "wrap")
             return copy(), cast(int8)
 
@@ -316,7 +319,7 @@ def writer() -> ObservationWriter:
     return ObservationWriter(NUM_PLANES, _SCALARS)
 
 
-def split_pending(hand: int, pending_card: int | None) -> tuple[int, int, tuple[float, ...]]:
+def split_pending(hand: int, pending_card: int | None) -> tuple[int, int, tuple[float, float]]:
     """The hand less the card being played, that card's plane and the phase's values: a card
     chosen but not yet resolved (the capture to pick) is observed apart from the hand."""
     if pending_card is None:

@@ -35,8 +35,8 @@ def hidden_planes(hands: np.ndarray, stock: np.ndarray, seat: np.ndarray) -> np.
     players, n = hands.shape
     games = np.arange(n)
     seat = np.asarray(seat, np.intp)
-    words = [hands[(seat + k) % players, games] for k in range(1, players)]
-    words = np.stack([*words, stock], axis=1).astype(U64)
+    others = [hands[(seat + k) % players, games] for k in range(1, players)]
+    words = np.stack([*others, stock], axis=1).astype(U64)
     return ((words[:, :, None] >> _SHIFTS) & U64(1)).reshape(n, -1).astype(np.float32)
 
 

@@ -179,12 +179,15 @@ __all__ = [
     "IllegalActionError",
     "TEAMS",
     "Play",
+    "ScoponeDeal",
     "env",
     "raw_env",
     "team_of",
 ]
 
-DEALS = ("scopone", "scopone_scientifico")
+#: The deals of Scopone: a name for ``raw_env(deal=...)``.
+ScoponeDeal = Literal["scopone", "scopone_scientifico"]
+DEALS: tuple[ScoponeDeal, ...] = ("scopone", "scopone_scientifico")
 _TABLE = TABLES["scopone"]
 AGENTS = _TABLE.agents
 #: The partnerships, by team index: seats 0 and 2, seats 1 and 3.
@@ -211,7 +214,7 @@ class raw_env(CaptureGameEnv):  # noqa: N801 - PettingZoo's naming convention
     def __init__(
         self,
         rules: Rules | str | dict[str, Any] | None = None,
-        deal: Literal["scopone", "scopone_scientifico"] = "scopone",
+        deal: ScoponeDeal = "scopone",
         episode: Literal["match", "deal"] = "match",
         reward: Literal["match", "points"] = "match",
         render_mode: str | None = None,

@@ -154,7 +154,9 @@ class ScopaSingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
         self.illegal_reward = float(illegal_reward)
         self.render_mode = render_mode
         self._opponent, self._opponent_reset = _resolve_opponent(opponent, self.aec.rules)
-        self.observation_space = self.aec.observation_space("player_0")["observation"]
+        space = self.aec.observation_space("player_0")
+        assert isinstance(space, spaces.Dict)
+        self.observation_space = space["observation"]
         self.action_space = spaces.Discrete(NUM_ACTIONS)
         self._episodes = 0
         self._seat = self.seat_mode if isinstance(self.seat_mode, int) else 0
@@ -243,7 +245,7 @@ class ScopaSingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
             raise RuntimeError("call reset() before action_masks()")
         return self._obs["action_mask"].astype(bool)
 
-    def render(self) -> str | np.ndarray | None:
+    def render(self) -> str | np.ndarray | None:  # type: ignore[override]  # an unbound TypeVar
         if self.render_mode is None:
             gymnasium.logger.warn(
                 "You are calling render method without specifying any render mode."

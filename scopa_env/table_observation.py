@@ -289,7 +289,7 @@ def encode_seat(view, _player, pending_card, picked, block):
         values = {scalars("stock_size / STOCK_SCALE")}
     return (hand, table, {piles}, {played}, unseen, pending, picked), values
 """
-        namespace = {
+        namespace: dict[str, Any] = {
             "HAND": self._hand_values,
             "SCOPES": memo,
             "pack_scope": pack_scope,
@@ -301,7 +301,9 @@ def encode_seat(view, _player, pending_card, picked, block):
             "PICK": self._phase[1],
         }
         exec(compile(source, f"<{self.table.name} seat {me} encoder>", "exec"), namespace)
-        return namespace["encode_seat"]  # type: ignore[no-any-return]
+        encoder: Callable[..., tuple[tuple[int, ...], tuple[float, ...]]]
+        encoder = namespace["encode_seat"]
+        return encoder
 
     def encode(
         self,
