@@ -69,6 +69,15 @@ class CardNet(nn.Module):
     network, parameter for parameter, so older checkpoints load and play unchanged).
     """
 
+    value: torch.Tensor
+    capture_target: torch.Tensor
+    rank: torch.Tensor
+    suit: torch.Tensor
+    sum_caps: torch.Tensor
+    sum_strides: torch.Tensor
+    sum_table: torch.Tensor
+    eye: torch.Tensor
+
     def __init__(
         self,
         obs_size: int,
@@ -264,6 +273,8 @@ class CardPolicy(MaskableActorCriticPolicy):
     tables); ``None`` (checkpoints from before tables) means the table of the width.
     """
 
+    mlp_extractor: CardNet  # type: ignore[assignment]  # SB3 takes any module with its API
+
     def __init__(
         self,
         *args: Any,
@@ -300,7 +311,7 @@ class CardPolicy(MaskableActorCriticPolicy):
         for head in (self.mlp_extractor.play_head, self.mlp_extractor.pick_head):
             nn.init.orthogonal_(head.weight, gain=0.01)
             nn.init.zeros_(head.bias)
-        self.optimizer = self.optimizer_class(
+        self.optimizer = self.optimizer_class(  # type: ignore[call-arg]  # as SB3 does
             self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs
         )
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -40,6 +40,7 @@ from scopa_env.info_state import InfoState
 from scopa_env.observation import (
     OBS_SIZE,
     OBS_SLICES,
+    DealView,
     deal_blocks,
     encode,
     mask_to_plane,
@@ -61,7 +62,7 @@ class Root:
     @classmethod
     def of(cls, info: InfoState, dealer: int) -> Root:
         block = deal_blocks(info.match_score, info.target, dealer)
-        return cls(block, info.played)  # type: ignore[arg-type]
+        return cls(block, info.played)
 
 
 class LeafValuer:
@@ -85,9 +86,8 @@ class LeafValuer:
             seat = deal.current_player
             hands, table, piles, played, *rest = deal.view()
             played = [before[0] | played[0], before[1] | played[1]]
-            out[row] = write(
-                *view_features((hands, table, piles, played, *rest), seat, None, 0, block[seat])
-            )
+            view = cast(DealView, (hands, table, piles, played, *rest))
+            out[row] = write(*view_features(view, seat, None, 0, block[seat]))
         return out
 
     def evaluate(self, deals: list[Deal], root: Root) -> tuple[np.ndarray, np.ndarray]:

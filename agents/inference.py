@@ -87,7 +87,7 @@ class PlayTracker:
     def this_round(self, info: InfoState) -> list[OpponentPlay]:
         """The known plays of the opponent's current hand: those since the last deal of cards,
         most recent first, when its hand now holds ``info.opp_hand_size`` cards."""
-        plays = []
+        plays: list[OpponentPlay] = []
         for play in reversed(self.plays or ()):
             if info.opp_hand_size + 1 + len(plays) != play.hand_size:
                 break
@@ -207,6 +207,8 @@ class OpponentModel:
         cached = self._memo.get(key)
         if cached is not None:
             return cached
+        values: list[float]
+        chosen: int | None
         values, chosen = [], None
         move_value = self.valuer.move_value
         for card in cards_of(hand):

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -47,6 +47,8 @@ class CardOracle(nn.Module):
     returns' variance explained on its deals and 16% on others, against 42% and 35% for this
     network and 31% for the clone's own critic.
     """
+
+    ranks_suits: torch.Tensor
 
     def __init__(self, actor: CardNet, width: int, hidden: int) -> None:
         super().__init__()
@@ -103,6 +105,8 @@ class OracleCardNet(nn.Module):
 class OracleCardPolicy(CardPolicy):
     """``CardPolicy`` whose observation space is the observation plus ``hidden`` floats."""
 
+    mlp_extractor: OracleCardNet  # type: ignore[assignment]  # its actor is the CardNet
+
     def __init__(self, *args: Any, hidden: int, **kwargs: Any) -> None:
         if hidden < 1:
             raise ValueError(f"hidden must be the width of the hidden-card block, got {hidden}")
@@ -124,7 +128,8 @@ class OracleCardPolicy(CardPolicy):
             super()._build_mlp_extractor()
         finally:
             self.features_dim = full
-        self.mlp_extractor = OracleCardNet(self.play_width, self.hidden, self.mlp_extractor)
+        actor = cast(CardNet, self.mlp_extractor)  # CardPolicy's, until replaced here
+        self.mlp_extractor = OracleCardNet(self.play_width, self.hidden, actor)
 
     def _build(self, lr_schedule: Any) -> None:
         super()._build(lr_schedule)
@@ -136,8 +141,9 @@ class OracleCardPolicy(CardPolicy):
         critic = [*self.mlp_extractor.oracle.parameters(), *self.value_net.parameters()]
         ids = {id(p) for p in critic}
         actor = [p for p in self.parameters() if id(p) not in ids]
-        self.optimizer = self.optimizer_class(
-            [{"params": actor}, {"params": critic, "eps": CRITIC_EPS}],
+        groups: list[dict[str, Any]] = [{"params": actor}, {"params": critic, "eps": CRITIC_EPS}]
+        self.optimizer = self.optimizer_class(  # type: ignore[call-arg]  # as SB3 does
+            groups,
             lr=lr_schedule(1),
             **self.optimizer_kwargs,
         )

@@ -9,10 +9,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
 from scopa_env.errors import CheckpointError
+from scopa_env.players import Observation
+
+if TYPE_CHECKING:
+    from ray.rllib.core.rl_module.torch import TorchRLModule
 
 #: Where an algorithm checkpoint keeps the learner's module.
 MODULE = Path("learner_group", "learner", "rl_module", "main")
@@ -34,11 +39,11 @@ class RLlibAgent:
         folder = path / MODULE if (path / MODULE).is_dir() else path
         if not is_rllib_checkpoint(folder) and not (folder / "module_state.pkl").is_file():
             raise CheckpointError(f"{path} is not an RLlib checkpoint (no {MODULE} in it)")
-        self.module = RLModule.from_checkpoint(folder)
+        self.module = cast("TorchRLModule", RLModule.from_checkpoint(folder))  # torch modules
         self.module.eval()
         self.torch = torch
 
-    def act(self, observation: dict[str, np.ndarray]) -> int:
+    def act(self, observation: Observation) -> int:
         torch = self.torch
         mask = np.asarray(observation["action_mask"], np.float32)
         batch = {

@@ -18,7 +18,8 @@ trained. Needs the ``distributed`` extra.
 from __future__ import annotations
 
 import zlib
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import torch
@@ -31,13 +32,16 @@ from torch import nn
 
 from agents.card_policy import CardNet
 
+if TYPE_CHECKING:
+    from gymnasium import spaces
+
 
 class CardNetRLModule(TorchRLModule, ValueFunctionAPI):
     """``CardNet``'s masked logits and a value head; see the module docstring."""
 
     def setup(self) -> None:
-        config = dict(self.model_config or {})
-        size = self.observation_space["observations"].shape[0]
+        config = dict(cast("dict[str, Any]", self.model_config or {}))  # a dict from RLlib
+        size = cast("Mapping[str, spaces.Box]", self.observation_space)["observations"].shape[0]
         self.net = CardNet(
             size,
             config.get("card_width", 64),
@@ -80,7 +84,7 @@ class PlayerRLModule(RLModule):
     def setup(self) -> None:
         from agents import make_agent
 
-        name = str((self.model_config or {})["player"])
+        name = str(cast("dict[str, Any]", self.model_config or {})["player"])
         self.player = make_agent(name, seed=zlib.crc32(name.encode()))
 
     def _forward(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:

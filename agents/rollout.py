@@ -27,6 +27,8 @@ greedy's best of them.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from agents.alphabeta import AlphaBeta, AlphaBetaAgent
@@ -161,7 +163,7 @@ class RolloutAgent(AlphaBetaAgent):
         one's final value for seat 0, in hundredths of a point. The deals are played in place."""
         exact = AlphaBeta(self.rules, self.valuer)
         values = [0] * len(deals)
-        live = range(len(deals))
+        live: Sequence[int] = range(len(deals))
         while True:
             playing = []
             for i in live:

@@ -203,13 +203,13 @@ class CaptureGameEnv(AECEnv, EzPickle):
     #: Upper bounds of the observation vector (its shape is the observation's).
     _OBS_HIGH: ClassVar[np.ndarray]
 
-    agents = _published("agents")  # type: ignore[assignment]
-    agent_selection = _published("agent_selection")  # type: ignore[assignment]
-    rewards = _published("rewards")  # type: ignore[assignment]
-    _cumulative_rewards = _published("_cumulative_rewards")  # type: ignore[assignment]
-    terminations = _published("terminations")  # type: ignore[assignment]
-    truncations = _published("truncations")  # type: ignore[assignment]
-    infos = _published("infos")  # type: ignore[assignment]
+    agents = _published("agents")
+    agent_selection = _published("agent_selection")
+    rewards = _published("rewards")
+    _cumulative_rewards = _published("_cumulative_rewards")
+    terminations = _published("terminations")
+    truncations = _published("truncations")
+    infos = _published("infos")
 
     def __init__(
         self,

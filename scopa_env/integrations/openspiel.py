@@ -433,6 +433,7 @@ class ScopaState(pyspiel.State):
         pos = self._pos
         if pos.pending is None:
             deal = pos.deal
+            assert deal is not None  # OpenSpiel asks a player node only
             return list(cards_of(deal.masks["hands"][deal.current_player]))
         return [PICK_OFFSET + c for c in cards_of(pickable_cards(pos.options, pos.picked))]
 
@@ -440,6 +441,7 @@ class ScopaState(pyspiel.State):
         """The next card of the deck order, each with its probability given those drawn."""
         setup = self._pos.setup
         deck = self._pos.deck
+        assert deck is not None  # chance nodes come before the deal only
         position = len(deck)
         drawn = set(deck)
         left = [c for c in range(NUM_CARDS) if c not in drawn]
@@ -480,6 +482,7 @@ class ScopaState(pyspiel.State):
         deal = pos.deal
         if deal is None:
             deck = pos.deck
+            assert deck is not None  # no deal yet: the shuffle is being drawn
             if not 0 <= action < NUM_CARDS or action in deck:
                 raise PositionError(f"chance outcome {action} is not a card left to draw")
             deck.append(action)
@@ -542,11 +545,12 @@ class ScopaState(pyspiel.State):
             return self.clone()  # nothing is known during the shuffle
         sample = probability_sampler or random.random
         root = pos.root
+        assert root is not None  # set with the deal
         owners = _owners(pos.setup.kind.name, root.first_player)
         base = NUM_CARDS - len(root.stock)  # the deck position of the root's first stock card
         first_round, now = _round(root), _round(pos.deal)
         # Slots the player has not seen are emptied (None) and filled again below.
-        hands = [
+        hands: list[list[int | None]] = [
             list(hand) if seat == player_id else [None] * len(hand)
             for seat, hand in enumerate(root.hands)
         ]
@@ -554,7 +558,9 @@ class ScopaState(pyspiel.State):
         stock: list[int | None] = list(root.stock)
         open_slots: dict[tuple[int, int], list[int]] = {}
         for k, card in enumerate(root.stock):
-            round_, seat = owners[base + k]
+            owner = owners[base + k]
+            assert owner is not None  # the stock is dealt to hands only
+            round_, seat = owner
             if seat != player_id or round_ > now:
                 open_slots.setdefault((round_, seat), []).append(k)
                 stock[k] = None
@@ -574,22 +580,22 @@ class ScopaState(pyspiel.State):
             j = min(int(sample() * (i + 1)), i)
             free[i], free[j] = free[j], free[i]
         cards = iter(free)
-        hands = [[c if c is not None else next(cards) for c in hand] for hand in hands]
-        stock = [c if c is not None else next(cards) for c in stock]
+        new_hands = [[c if c is not None else next(cards) for c in hand] for hand in hands]
+        new_stock = [c if c is not None else next(cards) for c in stock]
 
         state = self.get_game().new_initial_state()
         if pos.deck is not None:  # dealt by chance: draw the new deck through the chance nodes
             deck = list(pos.deck)
-            for seat, hand in enumerate(hands):
+            for seat, hand in enumerate(new_hands):
                 places = [p for p, owner in enumerate(owners) if owner == (0, seat)]
                 for place, card in zip(places, hand, strict=True):
                     deck[place] = card
-            deck[base:] = stock
+            deck[base:] = new_stock
             for card in deck:
                 state.apply_action(card)
         else:
             data = root.to_dict()
-            data["hands"], data["stock"] = hands, stock
+            data["hands"], data["stock"] = new_hands, new_stock
             state._pos.begin(Deal.from_dict(data))
         for _, action, _ in pos.history:
             state.apply_action(action)
@@ -613,6 +619,7 @@ class ScopaState(pyspiel.State):
         """The environment's observation vector of ``player``, written into ``out``."""
         pos = self._pos
         deal = pos.deal
+        assert deal is not None  # observed after the shuffle only
         masks = deal.masks
         choosing = player == deal.current_player and pos.pending is not None
         extra = {
@@ -639,8 +646,10 @@ class ScopaState(pyspiel.State):
         its hand now (which shows the cards it was dealt since)."""
         pos = self._pos
         if pos.deal is None:
+            assert pos.deck is not None  # the shuffle is being drawn
             return f"p{player} dealing {len(pos.deck)}"
         root = pos.root
+        assert root is not None  # set with the deal
         moves = " ".join(f"{seat}:{action}" for seat, action, _ in pos.history)
         captures = " ".join(f"[{_names(c)}]" for c in root.captures)
         return (

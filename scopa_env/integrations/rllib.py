@@ -30,11 +30,12 @@ environment's own options (``rules``, ``episode``, ``reward``); ``episode`` defa
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from gymnasium import spaces
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
+from ray.rllib.utils.typing import MultiAgentDict
 
 from scopa_env.actions import NUM_ACTIONS
 from scopa_env.capture_env import IllegalActionError
@@ -69,26 +70,25 @@ class ScopaMultiAgentEnv(MultiAgentEnv):
         self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in self.agents}
         self._seen: set[str] = set()
 
-    def reset(
+    def reset(  # type: ignore[override]  # RLlib's reset differs from gymnasium's
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[dict[str, Any], dict[str, Any]]:
+    ) -> tuple[MultiAgentDict, MultiAgentDict]:
         self.aec.reset(seed=seed, options=options)
         self._seen = set()
         return self._observe(), {}
 
-    def step(self, action_dict: dict[str, Any]) -> tuple[Any, ...]:
+    def step(self, action_dict: MultiAgentDict) -> tuple[Any, ...]:
         agent = self.aec.agent_selection
         if set(action_dict) != {agent}:
-            raise IllegalActionError(
-                f"it is {agent}'s turn; actions were given for {sorted(action_dict)}"
-            )
+            given = sorted(cast("dict[str, Any]", action_dict))  # the agents are str
+            raise IllegalActionError(f"it is {agent}'s turn; actions were given for {given}")
         self.aec.step(int(action_dict[agent]))
         rewards = {a: float(self.aec.rewards[a]) for a in self._seen}
         if all(self.aec.terminations.values()):
             return {}, rewards, {"__all__": True}, {"__all__": False}, {}
         return self._observe(), rewards, {"__all__": False}, {"__all__": False}, {}
 
-    def _observe(self) -> dict[str, dict[str, np.ndarray]]:
+    def _observe(self) -> MultiAgentDict:
         agent = self.aec.agent_selection
         self._seen.add(agent)
         obs = self.aec.observe(agent)
