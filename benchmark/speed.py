@@ -42,6 +42,7 @@ Results go to ``--out`` (default ``runs/bench/``) as ``bench.json`` and ``bench.
 
 from __future__ import annotations
 
+import functools
 import os
 import platform
 import random
@@ -175,7 +176,7 @@ def null_aec_env(wrapped: bool = True) -> Any:
 
         def __init__(self) -> None:
             super().__init__()
-            self._obs = {
+            self._obs: dict[str, np.ndarray] = {
                 "observation": np.zeros(OBS_SIZE, np.float32),
                 "action_mask": np.ones(80, np.int8),
             }
@@ -185,7 +186,7 @@ def null_aec_env(wrapped: bool = True) -> Any:
                     "action_mask": spaces.Box(0, 1, (80,), np.int8),
                 }
             )
-            self._action_space = spaces.Discrete(80)
+            self._action_space: spaces.Discrete[np.int64] = spaces.Discrete(80)
 
         def observation_space(self, agent: str) -> spaces.Space:
             return self._observation_space
@@ -202,7 +203,7 @@ def null_aec_env(wrapped: bool = True) -> Any:
             self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
             self.terminations = dict.fromkeys(self.agents, False)
             self.truncations = dict.fromkeys(self.agents, False)
-            self.infos = {agent: {} for agent in self.agents}
+            self.infos: dict[str, dict[str, Any]] = {agent: {} for agent in self.agents}
             self.agent_selection = self.agents[0]
             self.decisions = 0
 
@@ -552,7 +553,7 @@ def benchmark(
     }
     for table in AEC_TABLES:
         aec[f"{table} raw_env (AEC)"] = aec_loop(
-            lambda table=table: make_aec(table, wrapped=False, rules=rules), seed
+            functools.partial(make_aec, table, wrapped=False, rules=rules), seed
         )
     groups: list[dict[str, Runner]] = [engine, aec]
     for n in sizes:

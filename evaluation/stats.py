@@ -204,11 +204,13 @@ def field_summaries(records: Sequence[GameRecord], labels: Sequence[str]) -> lis
                 diff.setdefault(pair, []).append(float(np.mean([m - t for m, t in results])))
                 points.append(results[0][0])
         deal_wins = [w for (kind, _), ws in won.items() if kind == "deal" for w in ws]
-        match_wins = [np.mean(ws) for (kind, _), ws in sorted(won.items()) if kind == "match"]
+        match_wins = [
+            float(np.mean(ws)) for (kind, _), ws in sorted(won.items()) if kind == "match"
+        ]
         if diff:
             s.deal_sets = len(diff)
             s.points_vs_field, s.points_vs_field_ci = mean_ci(
-                [np.mean(v) for _, v in sorted(diff.items())]
+                [float(np.mean(v)) for _, v in sorted(diff.items())]
             )
             s.points = float(np.mean(points))
             s.deal_wins, s.deals = int(sum(deal_wins)), len(deal_wins)

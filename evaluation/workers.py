@@ -30,7 +30,7 @@ import traceback
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from multiprocessing.connection import Connection, wait
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 Item = TypeVar("Item")
 
@@ -86,14 +86,16 @@ class WorkerPool:
         running: dict[Connection, Item] = {}
         for _ in range(min(self.workers, len(queue))):
             here, there = multiprocessing.Pipe()
-            process = multiprocessing.Process(target=_serve, args=(there, function), daemon=True)
+            process: multiprocessing.process.BaseProcess = multiprocessing.Process(
+                target=_serve, args=(there, function), daemon=True
+            )
             process.start()
             there.close()  # the worker holds the only other end: its death ends the pipe
             self.processes[here] = process
             running[here] = queue.popleft()
             here.send(running[here])
         while running:
-            for connection in wait(list(running)):
+            for connection in cast("list[Connection]", wait(list(running))):
                 item = running.pop(connection)
                 try:
                     ok, *reply = connection.recv()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from agents.oracle_policy import save_for_play
 from evaluation.records import append_csv, copy_file
@@ -21,6 +21,8 @@ from training.config import TrainConfig
 
 if TYPE_CHECKING:
     from sb3_contrib import MaskablePPO
+
+    from agents.oracle_policy import OracleCardPolicy
 
 
 def _base_callback() -> type:
@@ -98,7 +100,8 @@ class TrainingCallback(_base_callback()):  # type: ignore[misc]
             self._between_updates()
         self.started = True
         if self.config.ppo.critic_warmup:  # the first updates fit the critic alone
-            self.model.policy.set_actor_frozen(self.state.updates < self.config.ppo.critic_warmup)
+            policy = cast("OracleCardPolicy", self.model.policy)  # critic_warmup needs it
+            policy.set_actor_frozen(self.state.updates < self.config.ppo.critic_warmup)
         self.pool_env.draw_opponents()
         if self.restart_pending:
             self._restart()

@@ -58,26 +58,26 @@ class PPOConfig(_Section):
     #: more sample-efficient); ``mlp``: SB3's MLP with ``net_arch`` hidden layers.
     policy: Literal["card", "mlp"] = "card"
     #: ``card`` policy widths: per-card features and the global summary.
-    card_width: int = Field(64, ge=1)
-    global_width: int = Field(128, ge=1)
+    card_width: int = Field(default=64, ge=1)
+    global_width: int = Field(default=128, ge=1)
     #: ``card`` policy: add per-card lookahead features (the table each play leaves, whether
     #: it sweeps, which unseen cards could sweep or capture after it).
     card_lookahead: bool = False
 
-    learning_rate: float = Field(3e-4, gt=0, le=1)
+    learning_rate: float = Field(default=3e-4, gt=0, le=1)
     #: ``linear`` decays the learning rate to ``lr_final_fraction`` of it over the run.
     lr_schedule: Literal["constant", "linear"] = "constant"
-    lr_final_fraction: float = Field(0.1, ge=0, le=1)
-    n_steps: int = Field(128, ge=1)
-    batch_size: int = Field(1024, ge=2)
-    n_epochs: int = Field(4, ge=1)
-    gamma: float = Field(1.0, ge=0, le=1)
-    gae_lambda: float = Field(0.95, ge=0, le=1)
-    clip_range: float = Field(0.2, gt=0, le=1)
-    ent_coef: float = Field(0.005, ge=0)
-    vf_coef: float = Field(0.5, ge=0)
-    max_grad_norm: float = Field(0.5, gt=0)
-    target_kl: float | None = Field(None, gt=0)
+    lr_final_fraction: float = Field(default=0.1, ge=0, le=1)
+    n_steps: int = Field(default=128, ge=1)
+    batch_size: int = Field(default=1024, ge=2)
+    n_epochs: int = Field(default=4, ge=1)
+    gamma: float = Field(default=1.0, ge=0, le=1)
+    gae_lambda: float = Field(default=0.95, ge=0, le=1)
+    clip_range: float = Field(default=0.2, gt=0, le=1)
+    ent_coef: float = Field(default=0.005, ge=0)
+    vf_coef: float = Field(default=0.5, ge=0)
+    max_grad_norm: float = Field(default=0.5, gt=0)
+    target_kl: float | None = Field(default=None, gt=0)
     #: ``mlp`` policy hidden layers (separate actor and critic networks of this shape).
     net_arch: list[int] = Field(default_factory=lambda: [256, 256], min_length=1)
     activation: Literal["relu", "tanh"] = "relu"
@@ -87,13 +87,13 @@ class PPOConfig(_Section):
     oracle_critic: bool = False
     #: With ``oracle_critic``: the first this many PPO updates move only the critic, so the
     #: value fits the hidden cards before the policy follows its advantages.
-    critic_warmup: int = Field(0, ge=0)
+    critic_warmup: int = Field(default=0, ge=0)
     #: ``card`` policy started from a warm start: divide its action logits by this once, when
     #: PPO starts (the heads' weights, so checkpoints carry it). The argmax, how every
     #: evaluation and ``make_agent`` play, stays the clone's; above 1 the policy PPO samples
     #: is softer, below 1 closer to that argmax play. The pool's ``start`` stays the clone as
     #: cloned. 1: unchanged.
-    init_temperature: float = Field(1.0, gt=0, le=100)
+    init_temperature: float = Field(default=1.0, gt=0, le=100)
 
     @model_validator(mode="after")
     def _softening_needs_card_heads(self) -> PPOConfig:
@@ -129,12 +129,12 @@ class SelfPlayConfig(_Section):
     """The opponent pool: baselines and frozen snapshots of the learner."""
 
     #: Freeze a copy of the learner into the pool every this many PPO updates.
-    snapshot_every: int = Field(10, ge=1)
+    snapshot_every: int = Field(default=10, ge=1)
     #: Keep at most this many snapshots (the oldest is dropped first).
-    max_snapshots: int = Field(8, ge=1)
+    max_snapshots: int = Field(default=8, ge=1)
     #: The environments are split into this many equal groups; before every rollout each group
     #: draws its opponent from the pool, so one rollout mixes opponents as configured.
-    groups: int = Field(8, ge=1)
+    groups: int = Field(default=8, ge=1)
     #: Probability of each pool member: ``random``, ``greedy``, ``heuristic`` (the baselines),
     #: ``snapshot`` (a uniformly chosen frozen snapshot), ``latest`` (the newest snapshot) and
     #: ``start`` (the run's starting point, its clone, frozen before the first update and kept
@@ -184,43 +184,43 @@ class WarmStartConfig(_Section):
     #: The teacher's own options (its constructor's keywords), e.g. ``{iterations: 150}``.
     teacher_options: dict[str, int | float | bool | str] = Field(default_factory=dict)
     #: Teacher decisions to clone (played against the pool's baselines).
-    samples: int = Field(200_000, ge=1)
+    samples: int = Field(default=200_000, ge=1)
     #: ``null``: play them in the training environment. A number: play them in that many
     #: processes, in tasks of ``task_samples`` saved to the run folder as they finish, so a slow
     #: teacher (the search player) uses every core and an interrupted collection resumes.
-    workers: int | None = Field(None, ge=1)
-    task_samples: int = Field(5_000, ge=1)
+    workers: int | None = Field(default=None, ge=1)
+    task_samples: int = Field(default=5_000, ge=1)
     #: With ``workers``: ``null`` runs the tasks in local processes; ``local`` starts Ray on
     #: this machine; an address (``auto``, ``HOST:PORT``) runs them on that Ray cluster
     #: (``evaluation.ray_backend``). The decisions are the same wherever they ran.
-    ray: str | None = Field(None, min_length=1)
-    epochs: int = Field(5, ge=1)
-    batch_size: int = Field(1024, ge=1)
-    learning_rate: float = Field(1e-3, gt=0, le=1)
+    ray: str | None = Field(default=None, min_length=1)
+    epochs: int = Field(default=5, ge=1)
+    batch_size: int = Field(default=1024, ge=1)
+    learning_rate: float = Field(default=1e-3, gt=0, le=1)
     #: ``null``: fit the actor to the teacher's moves. A number (points per deal), with a
     #: search teacher: fit it to a softmax of the search's values of its moves at this
     #: temperature, so near-ties between moves are learnt as such.
-    temperature: float | None = Field(None, gt=0)
+    temperature: float | None = Field(default=None, gt=0)
     #: With a search teacher: add this many times the actor's expected regret (the points
     #: per deal its choice gives up, by the search's values) to the loss, so each decision
     #: counts by its stakes.
-    regret_weight: float = Field(0.0, ge=0)
+    regret_weight: float = Field(default=0.0, ge=0)
     #: A saved model (``clone.zip`` of an earlier run with the same ``ppo`` network, or
     #: ``pretrained``, the shipped agent's) whose weights PPO starts from instead of cloning
     #: the teacher again, so a recipe's PPO phase can be tried without paying for the
     #: teacher's decisions; ``teacher`` then only names what that clone was taught by (for the
     #: report), and nothing is collected.
-    init_from: str | None = Field(None, min_length=1)
+    init_from: str | None = Field(default=None, min_length=1)
     #: A saved model (``pretrained``: the shipped agent's, or a path such as a run's
     #: ``clone.zip``, with the same ``ppo`` network) whose weights the cloning starts from
     #: instead of fresh ones: the teacher's decisions fine-tune it.
-    finetune_from: str | None = Field(None, min_length=1)
+    finetune_from: str | None = Field(default=None, min_length=1)
     #: With ``ppo.oracle_critic``: the starting point (the clone) then plays this many
     #: decisions against the pool, sampling its moves, and the critic alone is fitted to
     #: their returns for ``critic_epochs`` (batches of ``batch_size`` at ``learning_rate``),
     #: so PPO's first advantages come from a value that already reads the hidden cards.
-    critic_samples: int = Field(0, ge=0)
-    critic_epochs: int = Field(10, ge=1)
+    critic_samples: int = Field(default=0, ge=0)
+    critic_epochs: int = Field(default=10, ge=1)
 
     @field_validator("init_from", "finetune_from")
     @classmethod
@@ -295,13 +295,13 @@ class EvalConfig(_Section):
     """Periodic and final evaluation through the duplicate-deal harness."""
 
     #: Evaluate (and maybe keep as best) every this many PPO updates; 0 turns it off.
-    every: int = Field(20, ge=0)
+    every: int = Field(default=20, ge=0)
     #: Duplicate deals per opponent in a periodic evaluation (each deck is played twice).
-    deals: int = Field(200, ge=1)
+    deals: int = Field(default=200, ge=1)
     #: Duplicate deals per opponent in the final evaluation; 0 skips it.
-    final_deals: int = Field(1000, ge=0)
+    final_deals: int = Field(default=1000, ge=0)
     #: Duplicate matches (to the rules' target) per opponent in the final evaluation.
-    final_matches: int = Field(0, ge=0)
+    final_matches: int = Field(default=0, ge=0)
     opponents: list[str] = Field(
         default_factory=lambda: ["random", "greedy", "heuristic"], min_length=1
     )
@@ -310,11 +310,11 @@ class EvalConfig(_Section):
     #: The opponent whose points per deal decides the best checkpoint.
     best_against: str = "greedy"
     #: Processes for the final evaluation (periodic ones play in this process).
-    workers: int = Field(1, ge=1)
+    workers: int = Field(default=1, ge=1)
     #: The checkpoint the final evaluation (and ``export_to``) uses: the last or the best.
     final_checkpoint: Literal["final", "best"] = "final"
     #: Seed of the evaluation decks (fixed, so every evaluation plays the same deals).
-    seed: int = Field(12345, ge=0)
+    seed: int = Field(default=12345, ge=0)
 
     @field_validator("opponents", "final_opponents")
     @classmethod
@@ -338,8 +338,8 @@ class EvalConfig(_Section):
 class TrainConfig(_Section):
     """One training run: environment, algorithm, self-play, evaluation and bookkeeping."""
 
-    name: str = Field("run", min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
-    seed: int = Field(0, ge=0)
+    name: str = Field(default="run", min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
+    seed: int = Field(default=0, ge=0)
     #: Run folder; ``null`` means ``runs/NAME-TIMESTAMP``.
     run_dir: str | None = None
     #: A rules preset name (``napola``) or a mapping of rule options, which may name the preset
@@ -356,14 +356,14 @@ class TrainConfig(_Section):
     reward: Literal["points", "match"] = "points"
     #: Weight of potential-based shaping by capture-pile material (0: off). It sums to zero
     #: over each episode, so it changes no optimal policy; it speeds up early learning.
-    shaping: float = Field(0.0, ge=0)
-    total_timesteps: int = Field(1_000_000, ge=1)
-    n_envs: int = Field(256, ge=1)
+    shaping: float = Field(default=0.0, ge=0)
+    total_timesteps: int = Field(default=1_000_000, ge=1)
+    n_envs: int = Field(default=256, ge=1)
     #: Torch intra-op threads; pinned so runs are reproducible and share the CPU politely.
-    torch_threads: int = Field(1, ge=1)
+    torch_threads: int = Field(default=1, ge=1)
     device: Literal["cpu", "cuda", "auto"] = "cpu"
     #: Save a resumable checkpoint every this many PPO updates.
-    checkpoint_every: int = Field(10, ge=1)
+    checkpoint_every: int = Field(default=10, ge=1)
     #: Ship the evaluated checkpoint to this folder: ``model.zip``, ``model.json`` (config,
     #: seed, steps, wall time, evaluation), ``README.md`` (the run report), the curve. A
     #: relative path is inside the repository (``agents/pretrained`` is the shipped agent),

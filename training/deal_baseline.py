@@ -17,7 +17,7 @@ over many steps and the reference and the opponents act on it a whole batch at a
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -36,7 +36,7 @@ def play_deals(
     games: np.ndarray,
     rules: Rules,
     table: Table,
-    reward: str,
+    reward: Literal["match", "points"],
 ) -> np.ndarray:
     """One deal from each deck (``(k, 40)``, led by ``firsts``), ``reference`` in the side
     ``seats`` and ``opponent`` in every other seat; the reward of the reference's side.
@@ -52,7 +52,7 @@ def play_deals(
         table=table,
         episode="deal",
         reward=reward,
-        check_actions=False,  # type: ignore[arg-type]
+        check_actions=False,
     )
     engine.reset(decks=decks, first_players=firsts)
     sides = engine.table.sides
@@ -83,7 +83,12 @@ class DealBaseline:
     """
 
     def __init__(
-        self, num_envs: int, rules: Rules, table: Table, reward: str, opponent: Any
+        self,
+        num_envs: int,
+        rules: Rules,
+        table: Table,
+        reward: Literal["match", "points"],
+        opponent: Any,
     ) -> None:
         self.rules, self.table, self.reward = rules, table, reward
         #: ``act_games(games, obs, masks)``: the shadows' opponents, one per training game.

@@ -177,7 +177,9 @@ def write_partial_report(
     Its table is the last periodic evaluation in ``evals.csv`` (none before the first).
     """
     rows = read_csv(run_dir / "evals.csv")
-    last = [r for r in rows if r["update"] == rows[-1]["update"]] if rows else []
+    last: list[dict[str, Any]] = (
+        [r for r in rows if r["update"] == rows[-1]["update"]] if rows else []
+    )
     numbers = ("points_per_deal", "ci_low", "ci_high")
     last = [{**r, **{k: float(r[k]) for k in numbers}} for r in last]
     evaluated = (

@@ -13,7 +13,7 @@ import copy
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import numpy as np
 import torch
@@ -23,6 +23,9 @@ from agents.base import reset_agent
 from scopa_env.privileged import batch_hidden, hidden_size
 from scopa_env.vector_env import ScopaVecEnv
 from training.deal_baseline import DealBaseline
+
+if TYPE_CHECKING:
+    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
 BASELINES = ("random", "greedy", "heuristic")
 SNAPSHOT_KINDS = ("snapshot", "latest", "start")
@@ -135,7 +138,7 @@ class FrozenPolicy:
     move instead (the deal baseline's reference: no noise of its own).
     """
 
-    def __init__(self, policy: torch.nn.Module, seed: int, greedy: bool = False) -> None:
+    def __init__(self, policy: MaskableActorCriticPolicy, seed: int, greedy: bool = False) -> None:
         self.policy = copy.deepcopy(policy).to("cpu").eval()
         self.greedy = greedy
         for param in self.policy.parameters():
@@ -152,7 +155,10 @@ class FrozenPolicy:
     def act_batch(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """One action per row, sampled from the policy restricted to the legal actions."""
         obs_t = torch.as_tensor(obs, dtype=torch.float32)
-        features = self.policy.extract_features(obs_t, self.policy.pi_features_extractor)
+        features = cast(
+            torch.Tensor,  # one tensor: the policies share their features extractor
+            self.policy.extract_features(obs_t, self.policy.pi_features_extractor),
+        )
         logits = self.policy.action_net(self.policy.mlp_extractor.forward_actor(features))
         logits = logits.masked_fill(torch.as_tensor(masks) == 0, float("-inf"))
         if self.greedy:
@@ -216,7 +222,12 @@ class SwitchableOpponent:
 
     def act_batch(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         start = time.perf_counter()
-        player = self.frozen if isinstance(self.member, Snapshot) else self.baselines[self.member]
+        player: Any
+        if isinstance(self.member, Snapshot):
+            assert self.frozen is not None  # set() refuses a snapshot without a policy
+            player = self.frozen
+        else:
+            player = self.baselines[self.member]
         actions = player.act_batch(obs, masks)
         self.seconds += time.perf_counter() - start
         return actions
@@ -255,7 +266,7 @@ class PoolOpponents:
         return actions
 
 
-class PoolVecEnv(ScopaVecEnv):  # type: ignore[misc, valid-type]
+class PoolVecEnv(ScopaVecEnv):
     """The learner against the pool, as one SB3 ``VecEnv`` over the batched engine.
 
     It is ``scopa_env.vector_env.ScopaVecEnv`` (the learner acts in every game at each step,
@@ -283,8 +294,8 @@ class PoolVecEnv(ScopaVecEnv):  # type: ignore[misc, valid-type]
         baselines: Mapping[str, Any],
         rules: Any = None,
         table: Any = None,
-        episode: str = "deal",
-        reward: str = "points",
+        episode: Literal["match", "deal"] = "deal",
+        reward: Literal["match", "points"] = "points",
         seed: int = 0,
         shaping: float = 0.0,
         gamma: float = 1.0,
@@ -304,8 +315,8 @@ class PoolVecEnv(ScopaVecEnv):  # type: ignore[misc, valid-type]
             rules,
             opponent=PoolOpponents(self.opponents, self.group_of),
             table=table,
-            episode=episode,  # type: ignore[typeddict-item]
-            reward=reward,  # type: ignore[typeddict-item]
+            episode=episode,
+            reward=reward,
             seed=seed,
         )
         self.engine = self.batch.engine
@@ -345,7 +356,7 @@ class PoolVecEnv(ScopaVecEnv):  # type: ignore[misc, valid-type]
         if hidden:
             extra = hidden_size(self.engine.table.players)
             low, high = self.observation_space.low, self.observation_space.high
-            self.observation_space = spaces.Box(
+            self.observation_space: spaces.Box = spaces.Box(
                 np.concatenate([low, np.zeros(extra, np.float32)]),
                 np.concatenate([high, np.ones(extra, np.float32)]),
                 dtype=np.float32,
@@ -358,7 +369,7 @@ class PoolVecEnv(ScopaVecEnv):  # type: ignore[misc, valid-type]
 
     # Pool -------------------------------------------------------------------------------
 
-    def attach_policy(self, policy: torch.nn.Module) -> None:
+    def attach_policy(self, policy: MaskableActorCriticPolicy) -> None:
         """Give every group a frozen copy of the learner's network to load snapshots into."""
         base = 0 if self._seed is None else self._seed
         for g, opponent in enumerate(self.opponents):

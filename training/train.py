@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from evaluation.records import atomic_path, folder_lock, library_versions, write_csv, write_text
 from scopa_env.errors import CheckpointError
@@ -46,6 +46,8 @@ from training.report import (
 
 if TYPE_CHECKING:
     from sb3_contrib import MaskablePPO
+
+    from agents.card_policy import CardPolicy
 
 
 @dataclass
@@ -214,7 +216,8 @@ def _train(
             # The starting point as it is (cloned), before softening.
             pool.set_start(model.policy.state_dict())
         if config.ppo.init_temperature != 1:
-            model.policy.soften(config.ppo.init_temperature)
+            # init_temperature needs the card policy (PPOConfig checks it)
+            cast("CardPolicy", model.policy).soften(config.ppo.init_temperature)
     else:
         # The config's PPO settings win over the checkpoint's, so a resume can change them.
         settings = {k: v for k, v in ppo_kwargs(config).items() if k != "policy_kwargs"}

@@ -330,10 +330,10 @@ def collect_in_tasks(
     for path in paths:
         with np.load(path) as part:
             parts.append(dict(part))
-    columns = {k: [part.get(k) for part in parts] for k in Decisions._fields}
+    columns: dict[str, Any] = {k: [part.get(k) for part in parts] for k in Decisions._fields}
     if any(v is None for v in columns["values"]):  # tasks saved without the search's values
         columns["values"] = None
-    return Decisions(*(None if c is None else np.concatenate(c) for c in columns.values()))
+    return Decisions._make(None if c is None else np.concatenate(c) for c in columns.values())
 
 
 def _collect_task(
