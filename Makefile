@@ -30,6 +30,7 @@ $(STAMP): pyproject.toml constraints.txt Makefile | $(BIN)/python
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 	$(BIN)/pytest -n 2
 	$(MAKE) test-lowest
 
