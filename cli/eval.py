@@ -6,6 +6,7 @@ The harness (``evaluation.harness``) documents what is played and reported.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shlex
 import sys
@@ -17,13 +18,15 @@ from cli.arguments import non_negative_int, positive_int
 from cli.rules_args import add_rules_arguments, rules_from_args
 from evaluation.harness import (
     JOURNAL,
+    RUN_FILE,
     Journal,
     evaluate,
     field_report,
     is_free_for_all,
+    run_identity,
     summarise_pairings,
 )
-from evaluation.records import folder_lock
+from evaluation.records import folder_lock, write_text
 from evaluation.report import write_outputs
 from scopa_env.rules import Rules, describe_rules
 from scopa_env.tables import TABLES, resolve_table
@@ -122,6 +125,7 @@ def run(args: argparse.Namespace) -> int:
             summaries, _ = summarise_pairings(kept.identity["players"], done)
             status = f"PARTIAL: stopped after {len(done)} games; the same command continues"
             write_outputs(args.out, done, summaries, [], _header(args, rules, start, status))
+            _write_identity(args, rules)
             raise KeyboardInterrupt(
                 f"a partial report of the {len(done)} finished games is in {args.out}, and the "
                 f"games in {journal}: run the same command again to continue from them"
@@ -133,14 +137,23 @@ def run(args: argparse.Namespace) -> int:
         )
         header = _header(args, rules, start)
         report = write_outputs(args.out, records, summaries, elo_rows, header, fields)
+        _write_identity(args, rules)
         journal.unlink()
     print(report, end="")
     print(
-        f"wrote {args.out}/games.csv, summary.csv, report.md, report.png"
+        f"wrote {args.out}/games.csv, summary.csv, report.md, report.png, {RUN_FILE}"
         + (", elo.csv" if elo_rows else "")
         + (", field.csv" if fields else "")
     )
     return 0
+
+
+def _write_identity(args: argparse.Namespace, rules: Rules) -> None:
+    """The run's ``run.json``: what ``scopa compare`` checks before pairing two runs' decks."""
+    identity = run_identity(
+        args.players, args.deals, args.matches, args.seed, rules, args.chunk, args.table
+    )
+    write_text(args.out / RUN_FILE, json.dumps(identity, indent=2) + "\n")
 
 
 def _header(

@@ -47,6 +47,7 @@ COMMANDS: dict[str, Command] = {
     "play": Command("cli.play", "play a match against an agent in the terminal"),
     "eval": Command("cli.eval", "evaluate agents against each other"),
     "ladder": Command("cli.ladder", "rank players by Elo in a round-robin from a config"),
+    "compare": Command("cli.compare", "two players against one opponent, paired deck by deck"),
     "train": Command("cli.train", "train an agent from a config"),
     "bench": Command("cli.bench", "benchmark the engine against OpenSpiel"),
 }

@@ -77,6 +77,8 @@ def _check_count(value: Any, name: str, least: int) -> None:
 
 #: The journal of finished games that ``scopa eval`` keeps in its output folder while it runs.
 JOURNAL = "journal.jsonl"
+#: What an evaluation's folder records of its games (``run_identity``), beside the reports.
+RUN_FILE = "run.json"
 
 
 def duplicate_deck(
@@ -463,18 +465,33 @@ def evaluate(
     tasks = make_tasks(specs, deals, matches, seed, rules, chunk, table)
     log = None
     if journal is not None:
-        identity = {
-            "players": [s.label for s in specs],
-            "deals": deals,
-            "matches": matches,
-            "seed": seed,
-            "rules": rules.to_dict(),
-            "chunk": chunk,
-            "table": table,
-        }
+        identity = run_identity(players, deals, matches, seed, rules, chunk, table)
         log = Journal(journal, identity)
     records = run_tasks(tasks, workers, progress, log, ray)
     return records, *summarise_pairings([s.label for s in specs], records)
+
+
+def run_identity(
+    players: Sequence[str],
+    deals: int,
+    matches: int,
+    seed: int,
+    rules: Rules,
+    chunk: int,
+    table: str,
+) -> dict[str, Any]:
+    """What makes two evaluations the same games: the journal's identity and a finished run's
+    ``run.json`` (which ``evaluation.compare`` reads: the decks depend on seed, rules and table
+    only, so runs that share them were played on the same decks)."""
+    return {
+        "players": [PlayerSpec.parse(p).label for p in players],
+        "deals": deals,
+        "matches": matches,
+        "seed": seed,
+        "rules": rules.to_dict(),
+        "chunk": chunk,
+        "table": resolve_table(table).name,
+    }
 
 
 def summarise_pairings(
