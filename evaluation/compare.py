@@ -11,7 +11,7 @@ common opponent has a much narrower interval than the two runs' separate interva
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -73,7 +73,6 @@ def paired_comparison(
     x = np.array([a[d] for d in decks])
     y = np.array([b[d] for d in decks])
     difference, ci = mean_ci(x - y)
-    spread = x.std() * y.std()
     return PairedComparison(
         player_a=player_a,
         player_b=player_b,
@@ -83,9 +82,7 @@ def paired_comparison(
         points_b=float(y.mean()),
         difference=difference,
         difference_ci=ci,
-        correlation=float(np.mean((x - x.mean()) * (y - y.mean())) / spread)
-        if spread
-        else float("nan"),
+        correlation=float(np.corrcoef(x, y)[0, 1]) if x.std() and y.std() else float("nan"),
     )
 
 
@@ -121,12 +118,12 @@ def _identity(run: Path) -> dict[str, Any]:
         )
     try:
         identity = json.loads(path.read_text())
-        players = identity["players"]
-        fields_present = all(key in identity for key in _SAME_DECKS)
+        valid = isinstance(identity["players"], list) and all(k in identity for k in _SAME_DECKS)
     except (ValueError, KeyError, TypeError):
-        fields_present = False
-    if not fields_present or not isinstance(players, list):
+        valid = False
+    if not valid:
         raise EvaluationError(f"{path} is not a run's record of its decks")
+    players = identity["players"]
     if len(players) != 2:
         raise EvaluationError(
             f"{run} evaluated {len(players)} players; compare takes head-to-head runs of two"
@@ -134,17 +131,11 @@ def _identity(run: Path) -> dict[str, Any]:
     return dict(identity)
 
 
-_PARSE = {"int": int, "float": float, "str": str}
-
-
 def _records(run: Path) -> list[GameRecord]:
     rows = read_csv(run / "games.csv")
     if not rows:
         raise EvaluationError(f"{run} has no games.csv with games in it")
     try:
-        return [
-            GameRecord(**{f.name: _PARSE[str(f.type)](row[f.name]) for f in fields(GameRecord)})
-            for row in rows
-        ]
+        return [GameRecord.from_row(row) for row in rows]
     except (KeyError, ValueError) as error:
         raise EvaluationError(f"{run}/games.csv is not a games table: {error}") from None

@@ -15,7 +15,7 @@ import io
 import os
 import shutil
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
@@ -46,6 +46,13 @@ class GameRecord:
     plays_b: int
     categories_a: str = ""
     categories_b: str = ""
+
+    @classmethod
+    def from_row(cls, row: dict[str, str]) -> GameRecord:
+        """A record from a row of ``games.csv`` (values as text); a missing column is a
+        ``KeyError``, a malformed value a ``ValueError``."""
+        parse = {"int": int, "float": float, "str": str}
+        return cls(**{f.name: parse[str(f.type)](row[f.name]) for f in fields(cls)})
 
 
 @contextlib.contextmanager

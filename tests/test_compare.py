@@ -95,3 +95,12 @@ def test_a_round_robin_is_refused(tmp_path, capsys) -> None:
     b = _eval(tmp_path, "b", "greedy", "random", "heuristic", "--deals", "2")
     assert cli.main(["compare", a, b]) != 0
     assert "evaluated 3 players; compare takes head-to-head runs" in capsys.readouterr().err
+
+
+def test_a_broken_games_table_is_named(tmp_path, capsys) -> None:
+    a = _eval(tmp_path, "a", "greedy", "random", "--deals", "2")
+    b = _eval(tmp_path, "b", "heuristic", "random", "--deals", "2")
+    games = Path(b) / "games.csv"
+    games.write_text(games.read_text().replace(",18,", ",eighteen,", 1))
+    assert cli.main(["compare", a, b]) != 0
+    assert f"{b}/games.csv is not a games table" in capsys.readouterr().err
