@@ -26,6 +26,7 @@ from agents.guided import GuidedAgent
 from agents.heuristic import HeuristicAgent
 from agents.ismcts import ISMCTSAgent
 from agents.ismcts_prior import PriorISMCTSAgent
+from agents.ismcts_value import ValueISMCTSAgent
 from agents.openspiel_bot import OpenSpielISMCTSAgent
 from agents.policy import SHIPPED_CHECKPOINTS, PolicyAgent
 from agents.random_agent import RandomAgent
@@ -38,6 +39,7 @@ AGENTS: dict[str, type] = {
     "heuristic": HeuristicAgent,
     "ismcts": ISMCTSAgent,
     "ismcts_prior": PriorISMCTSAgent,
+    "ismcts_value": ValueISMCTSAgent,
     "alphabeta": AlphaBetaAgent,
     "guided": GuidedAgent,
     "rollout": RolloutAgent,

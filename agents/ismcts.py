@@ -214,7 +214,8 @@ class ISMCTSAgent(RuleAgent):
         """One ISMCTS iteration below a root move on a sampled deal; returns the reward.
 
         Descends the tree of later moves (UCB1 with availability counts over the moves legal
-        in this deal), expands the greedy-best untried move, rolls out, and backs up.
+        in this deal), expands the greedy-best untried move, values the position it reaches
+        (``leaf_rewards``: a rollout), and backs up.
         """
         path = [node]
         if self.tree:
@@ -250,13 +251,21 @@ class ISMCTSAgent(RuleAgent):
                 plies_left -= 1
                 if untried:
                     break
-        self._rollout(deal, table, plies_left, self._random, valuer)
-        rewards = side_rewards(deal, self.reward_scale)
+        rewards = self.leaf_rewards(deal, table, plies_left, valuer)
         sides = len(rewards)
         for n in path:
             n.visits += 1
             n.total += rewards[n.player % sides]
         return rewards[0]
+
+    def leaf_rewards(
+        self, deal: Deal, table: int, plies_left: int, valuer: MoveValuer
+    ) -> list[float]:
+        """Each side's reward for the position an iteration's tree ends in: the greedy
+        rollout's result (``agents.ismcts_value`` mixes in a learnt value). ``deal`` may be
+        played on."""
+        self._rollout(deal, table, plies_left, self._random, valuer)
+        return side_rewards(deal, self.reward_scale)
 
     def _rollout(
         self, deal: Deal, table: int, plies_left: int, rnd: random.Random, valuer: MoveValuer

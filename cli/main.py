@@ -49,6 +49,7 @@ COMMANDS: dict[str, Command] = {
     "ladder": Command("cli.ladder", "rank players by Elo in a round-robin from a config"),
     "compare": Command("cli.compare", "two players against one opponent, paired deck by deck"),
     "train": Command("cli.train", "train an agent from a config"),
+    "value": Command("cli.value", "train the deal-value network ismcts_value searches with"),
     "bench": Command("cli.bench", "benchmark the engine against OpenSpiel"),
 }
 

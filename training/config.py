@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -49,6 +49,9 @@ class ConfigError(ScopaError, ValueError):
 
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
+
+
+M = TypeVar("M", bound=_Section)
 
 
 class PPOConfig(_Section):
@@ -551,16 +554,26 @@ def _format_errors(error: ValidationError, source: str) -> str:
 
 def validate(data: dict[str, Any], source: str = "") -> TrainConfig:
     """A ``TrainConfig`` from a plain mapping, or ``ConfigError`` naming every bad key."""
+    return validate_model(TrainConfig, data, source)
+
+
+def validate_model(model: type[M], data: dict[str, Any], source: str = "") -> M:
+    """``validate`` for any config model of the project (``training.deal_value``'s too)."""
     if not isinstance(data, dict):
         raise ConfigError(f"invalid config {source}: the top level must be a mapping")
     try:
-        return TrainConfig.model_validate(data, strict=True)
+        return model.model_validate(data, strict=True)
     except ValidationError as error:
         raise ConfigError(_format_errors(error, source)) from None
 
 
 def load_config(path: str | Path | None, overrides: list[str] | None = None) -> TrainConfig:
     """Read a YAML config (or the defaults when ``path`` is None) and apply overrides."""
+    return load_model(TrainConfig, path, overrides)
+
+
+def load_model(model: type[M], path: str | Path | None, overrides: list[str] | None = None) -> M:
+    """``load_config`` for any config model of the project."""
     data: dict[str, Any] = {}
     source = "(defaults)"
     if path is not None:
@@ -577,7 +590,7 @@ def load_config(path: str | Path | None, overrides: list[str] | None = None) -> 
     if overrides:
         data = _merge(data, parse_overrides(overrides))
         source += " with overrides"
-    return validate(data, source)
+    return validate_model(model, data, source)
 
 
 #: What a run's checkpoints fix: the network's shape and the game it learnt.

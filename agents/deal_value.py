@@ -1,0 +1,135 @@
+"""What a sampled deal is worth: a small network over a two-player deal seen whole.
+
+A search that samples the hidden cards (``agents.ismcts``) plays each sample as a game of
+perfect information, and values the position its tree ends in by playing the rest of the
+deal greedily. ``DealValue`` estimates that position's worth another way: the point difference
+the deal ends with when both seats play on as the shipped network plays, learnt from the
+network's self-play (``training.deal_value``). It reads the whole position, both hands
+included, from the side of the seat to move; it never reads the order of the stock, which the
+searching player cannot know.
+
+The features (``encode``, one row of ``position`` each):
+
+| index | feature |
+| --- | --- |
+| 0-39 | the mover's hand, one entry per card (``scopa_env.cards`` order) |
+| 40-79 | the other seat's hand |
+| 80-119 | the table |
+| 120-159 | the mover's captures |
+| 160-199 | the other seat's captures |
+| 200, 201 | the mover's scope and the other seat's, halved |
+| 202, 203 | the mover made the last capture; the other seat did |
+| 204 | cards left in the stock, over 30 |
+| 205 | the mover is the dealer (plays last in each round) |
+
+The network is two ReLU layers and a linear output in points. It runs in numpy (about 16 µs a
+position, inside the search's budget); ``training.deal_value`` fits it with torch.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from scopa_env.cards import NUM_CARDS
+from scopa_env.engine import Deal
+from scopa_env.errors import CheckpointError, PlayerError
+
+#: The network the project ships (``scopa value`` writes it; its README has the recipe).
+SHIPPED = Path(__file__).resolve().parent / "pretrained_value" / "deal_value.npz"
+#: Columns of a position row: the mover's hand, the other's hand, the table, the mover's
+#: captures, the other's captures, the two scope counts, the last capturer (0 none, 1 the
+#: mover, 2 the other), the stock's size and whether the mover deals.
+POSITION_FIELDS = 10
+NUM_FEATURES = 5 * NUM_CARDS + 6
+#: The arrays of a saved network, with their shapes' ranks.
+ARRAYS = {"w1": 2, "b1": 1, "w2": 2, "b2": 1, "w3": 2, "b3": 1}
+_BITS = np.arange(NUM_CARDS, dtype=np.int64)
+
+
+def position(deal: Deal) -> tuple[int, ...]:
+    """A two-player deal in play as a row of ``POSITION_FIELDS`` integers, from the side of
+    the seat to move."""
+    hands, table, piles, _played, stock, scope, last, dealer, _live = deal.view()
+    if len(hands) != 2:
+        raise PlayerError(f"DealValue values two-player deals; this one has {len(hands)} seats")
+    me = deal.current_player
+    other = 1 - me
+    last_code = 0 if last is None else 1 if last == me else 2
+    return (
+        hands[me], hands[other], table, piles[me], piles[other],
+        scope[me], scope[other], last_code, stock, int(dealer == me),
+    )  # fmt: skip
+
+
+def encode(rows: np.ndarray) -> np.ndarray:
+    """``(N, NUM_FEATURES)`` float32 features of ``(N, POSITION_FIELDS)`` position rows."""
+    rows = np.asarray(rows, np.int64)
+    out = np.empty((len(rows), NUM_FEATURES), np.float32)
+    planes = out[:, : 5 * NUM_CARDS].reshape(len(rows), 5, NUM_CARDS)
+    planes[:] = (rows[:, :5, None] >> _BITS) & 1
+    scalars = out[:, 5 * NUM_CARDS :]
+    scalars[:, 0:2] = rows[:, 5:7] / 2.0
+    scalars[:, 2] = rows[:, 7] == 1
+    scalars[:, 3] = rows[:, 7] == 2
+    scalars[:, 4] = rows[:, 8] / 30.0
+    scalars[:, 5] = rows[:, 9]
+    return out
+
+
+class DealValue:
+    """The network: each position's final point difference for the seat to move, in points.
+
+    Args: the layers' weights and biases, ``w1`` of shape ``(NUM_FEATURES, width)``, ``w2``
+        ``(width, width)``, ``w3`` ``(width, 1)``.
+    """
+
+    def __init__(self, **arrays: np.ndarray) -> None:
+        missing = sorted(set(ARRAYS) - set(arrays))
+        extra = sorted(set(arrays) - set(ARRAYS))
+        if missing or extra:
+            raise CheckpointError(
+                f"a DealValue needs arrays {sorted(ARRAYS)}; got {sorted(arrays)}"
+            )
+        w = {k: np.asarray(v, np.float64) for k, v in arrays.items()}
+        width = w["b1"].shape[0] if w["b1"].ndim == 1 else -1
+        shapes = {
+            "w1": (NUM_FEATURES, width), "b1": (width,), "w2": (width, width), "b2": (width,),
+            "w3": (width, 1), "b3": (1,),
+        }  # fmt: skip
+        for name, shape in shapes.items():
+            if w[name].shape != shape:
+                raise CheckpointError(
+                    f"DealValue array {name} has shape {w[name].shape}, expected {shape}"
+                )
+        self.width = width
+        self.arrays = w
+        self._w1, self._b1, self._w2, self._b2 = w["w1"], w["b1"], w["w2"], w["b2"]
+        self._w3, self._b3 = w["w3"][:, 0], float(w["b3"][0])
+
+    @classmethod
+    def load(cls, path: str | Path = SHIPPED) -> DealValue:
+        """A network saved by ``training.deal_value`` (an ``.npz`` of ``ARRAYS``)."""
+        path = Path(path)
+        if not path.is_file():
+            raise CheckpointError(f"no DealValue network at {path}")
+        try:
+            with np.load(path) as data:
+                arrays = {name: data[name] for name in data.files}
+        except (OSError, ValueError) as error:
+            raise CheckpointError(f"{path} is not a DealValue network: {error}") from None
+        try:
+            return cls(**arrays)
+        except CheckpointError as error:
+            raise CheckpointError(f"{path}: {error}") from None
+
+    def values(self, rows: np.ndarray) -> np.ndarray:
+        """``(N,)`` values, in points for the seat to move, of ``(N, POSITION_FIELDS)`` rows."""
+        hidden = np.maximum(encode(rows) @ self._w1 + self._b1, 0.0)
+        hidden = np.maximum(hidden @ self._w2 + self._b2, 0.0)
+        return hidden @ self._w3 + self._b3
+
+    def __call__(self, deal: Deal) -> float:
+        """The value of ``deal`` in points for its seat to move."""
+        return float(self.values(np.array([position(deal)], np.int64))[0])

@@ -1,0 +1,99 @@
+"""ISMCTS whose leaves a learnt value helps judge: half the rollout, half the network.
+
+``ISMCTSAgent`` values the position each iteration's tree ends in by playing the sampled deal
+to its end greedily: one noisy result of a weak policy. This player mixes that result with
+``DealValue``'s estimate of the same position, the point difference the deal ends with when
+both seats play on as the shipped network does, learnt from that network's self-play
+(``training.deal_value``). The mix is AlphaGo's (Silver et al. 2016): ``mix`` times the value
+plus ``1 - mix`` times the rollout's result; the rollout keeps the search honest where the
+value is wrong, the value cuts the rollout's noise and its greedy bias. Once the stock is empty
+the rollout alone judges (the value was not trained there). Two-player Scopa only, as the value.
+
+The network is a numpy forward pass of some 16 µs, so the default budget, 700 iterations,
+keeps the whole move within 50 ms of CPU on the project's machines.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from agents.deal_value import SHIPPED, DealValue
+from agents.greedy import MoveValuer
+from agents.ismcts import ISMCTSAgent, side_rewards
+from agents.seats import SeatView
+from agents.values import CardValues
+from scopa_env.engine import Deal, MaskMove
+from scopa_env.errors import PlayerError
+from scopa_env.info_state import InfoState
+from scopa_env.rules import Rules
+
+
+class ValueISMCTSAgent(ISMCTSAgent):
+    """Search player: ISMCTS with leaves judged by a rollout and ``DealValue`` (module doc).
+
+    Args: as ``ISMCTSAgent`` (``iterations``, ``exploration``, ``halving``, ...), and
+        mix: the weight of the learnt value at a leaf, from 0 (plain ISMCTS) to 1 (the value
+            alone, no rollout while the stock lasts).
+        value: the path of a ``DealValue`` network (``.npz``); the shipped one by default.
+    """
+
+    name = "ismcts_value"
+
+    def __init__(
+        self,
+        rules: Rules | str | None = None,
+        iterations: int = 700,
+        mix: float = 0.5,
+        value: str | None = None,
+        time_limit: float | None = None,
+        exploration: float = 0.7,
+        epsilon: float = 0.0,
+        reward_scale: float = 4.0,
+        halving: bool = True,
+        tree: bool = True,
+        seed: int | None = None,
+        values: CardValues | None = None,
+    ) -> None:
+        super().__init__(
+            rules,
+            iterations=iterations,
+            time_limit=time_limit,
+            exploration=exploration,
+            epsilon=epsilon,
+            reward_scale=reward_scale,
+            halving=halving,
+            tree=tree,
+            seed=seed,
+            values=values,
+        )
+        if not 0.0 <= mix <= 1.0:
+            raise ValueError(f"mix is the value's weight at a leaf, from 0 to 1: got {mix}")
+        self.mix = float(mix)
+        self.path = Path(value) if value is not None else SHIPPED  # the value it searches with
+        self.value = DealValue.load(self.path)
+
+    def choose_seen(self, vector: np.ndarray, info: InfoState, moves: list[MaskMove]) -> MaskMove:
+        players = SeatView.from_info(info, np.asarray(vector, np.float32)).table.players
+        if players != 2:
+            raise PlayerError(
+                f"{self.name} values two-player deals; this observation is of a table of "
+                f"{players} seats"
+            )
+        return super().choose_seen(vector, info, moves)
+
+    def leaf_rewards(
+        self, deal: Deal, table: int, plies_left: int, valuer: MoveValuer
+    ) -> list[float]:
+        """``mix`` times the value plus ``1 - mix`` times the rollout's result, while the stock
+        lasts; the rollout's alone in the last round."""
+        if not deal.stock or self.mix == 0.0:
+            return super().leaf_rewards(deal, table, plies_left, valuer)
+        value = self.value(deal) / self.reward_scale
+        if deal.current_player != 0:
+            value = -value
+        if self.mix < 1.0:
+            self._rollout(deal, table, plies_left, self._random, valuer)
+            value = self.mix * value + (1.0 - self.mix) * side_rewards(deal, self.reward_scale)[0]
+        return [value, -value]

@@ -1,0 +1,35 @@
+"""``scopa value``: train the deal-value network that ``ismcts_value`` judges leaves with
+(``training.deal_value`` documents the run)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from training.config import ConfigError, load_model
+from training.deal_value import WEIGHTS, DealValueConfig, train_deal_value
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", type=Path, help="YAML config (configs/deal_value.yaml)")
+    parser.add_argument(
+        "overrides", nargs="*", metavar="KEY=VALUE", help="config overrides, e.g. deals=1000"
+    )
+    parser.add_argument("--out", type=Path, required=True, help="output folder")
+    parser.add_argument(
+        "--overwrite", action="store_true", help=f"replace the {WEIGHTS} already in --out"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    config = load_model(DealValueConfig, args.config, args.overrides)
+    if (args.out / WEIGHTS).exists() and not args.overwrite:
+        raise ConfigError(f"{args.out / WEIGHTS} exists; pass --overwrite to replace it")
+    summary = train_deal_value(config, args.out)
+    print(
+        f"{summary['positions']} positions from {summary['deals']} deals; held-out R^2 "
+        f"{summary['held_out_r2']}; self-play {summary['self_play_s']} s, fit "
+        f"{summary['fit_s']} s"
+    )
+    print(f"wrote {args.out / WEIGHTS}, config.yaml, report.md")
+    return 0

@@ -1,0 +1,165 @@
+"""The deal-value network: its features on hand-built positions, numpy against torch, broken
+files refused, the self-play targets (exact, antisymmetric, independent of the workers) and a
+whole small training run."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from conftest import played_to, settebello_sweep
+
+from agents.deal_value import NUM_FEATURES, SHIPPED, DealValue, encode, position
+from agents.policy import PRETRAINED_CHECKPOINT
+from cli.main import main
+from scopa_env.cards import parse_card, parse_cards
+from scopa_env.engine import Deal
+from scopa_env.errors import CheckpointError, PlayerError
+from training.config import ConfigError, load_model
+from training.deal_value import WEIGHTS, DealValueConfig, self_play, train_deal_value
+
+needs_network = pytest.mark.skipif(
+    not PRETRAINED_CHECKPOINT.is_file(), reason="the shipped network is not installed"
+)
+
+
+def cards_in(plane: np.ndarray) -> set[int]:
+    return set(np.flatnonzero(plane).tolist())
+
+
+def test_the_features_of_a_hand_built_position_from_the_seat_to_move() -> None:
+    # Seat 0 to move holds 7D KB 2C; seat 1 holds 2D 5S JC and took AC AS last; the table is
+    # 3S 4S; 30 cards are left to deal; seat 0 leads the round, so seat 1 deals.
+    x = encode(np.array([position(settebello_sweep())]))[0]
+    assert x.shape == (NUM_FEATURES,)
+    assert cards_in(x[0:40]) == set(parse_cards("7D KB 2C"))
+    assert cards_in(x[40:80]) == set(parse_cards("2D 5S JC"))
+    assert cards_in(x[80:120]) == set(parse_cards("3S 4S"))
+    assert cards_in(x[120:160]) == set()
+    assert cards_in(x[160:200]) == set(parse_cards("AC AS"))
+    assert x[200:].tolist() == [0.0, 0.0, 0.0, 1.0, 1.0, 0.0]
+
+
+def test_the_other_seat_to_move_sees_the_position_from_its_side() -> None:
+    deal = settebello_sweep()
+    deal.play_unchecked(parse_card("KB"), 0)  # seat 0 trails KB; seat 1 (the dealer) to move
+    x = encode(np.array([position(deal)]))[0]
+    assert cards_in(x[0:40]) == set(parse_cards("2D 5S JC"))
+    assert cards_in(x[40:80]) == set(parse_cards("7D 2C"))
+    assert cards_in(x[80:120]) == set(parse_cards("3S 4S KB"))
+    assert cards_in(x[120:160]) == set(parse_cards("AC AS"))
+    # The mover made the last capture, 30 cards in the stock, the mover deals.
+    assert x[200:].tolist() == [0.0, 0.0, 1.0, 0.0, 1.0, 1.0]
+
+
+def test_scope_counts_are_halved() -> None:
+    mine, theirs, table = parse_cards("7D KB 2C"), parse_cards("2D 5S JC"), parse_cards("3S")
+    captured = parse_cards("AC AS 2S")
+    dealt = {*mine, *theirs, *table, *captured}
+    deal = Deal.from_position(
+        hands=(mine, theirs),
+        table=table,
+        stock=[c for c in range(40) if c not in dealt],
+        captures=((), captured),
+        scope=(1, 3),
+        last_capturer=1,
+    )
+    assert encode(np.array([position(deal)]))[0, 200:202].tolist() == [0.5, 1.5]
+
+
+def test_numpy_values_equal_the_same_network_in_torch() -> None:
+    torch.manual_seed(0)
+    width = 12
+    net = torch.nn.Sequential(
+        torch.nn.Linear(NUM_FEATURES, width), torch.nn.ReLU(), torch.nn.Linear(width, width),
+        torch.nn.ReLU(), torch.nn.Linear(width, 1),
+    )  # fmt: skip
+    layers = [m for m in net if isinstance(m, torch.nn.Linear)]
+    arrays = {}
+    for k, layer in enumerate(layers, start=1):
+        arrays[f"w{k}"] = layer.weight.detach().numpy().T
+        arrays[f"b{k}"] = layer.bias.detach().numpy()
+    value = DealValue(**arrays)
+    deals = [played_to(seed, plays) for seed in range(4) for plays in (0, 7, 15, 25)]
+    rows = np.array([position(d) for d in deals])
+    with torch.no_grad():
+        expected = net(torch.from_numpy(encode(rows))).numpy()[:, 0]
+    np.testing.assert_allclose(value.values(rows), expected, rtol=1e-5, atol=1e-5)
+    assert value(deals[3]) == pytest.approx(float(expected[3]), abs=1e-5)
+
+
+def test_the_shipped_network_loads() -> None:
+    value = DealValue.load(SHIPPED)
+    assert np.isfinite(value(played_to(0, 5)))
+
+
+def test_broken_networks_are_refused_by_name(tmp_path) -> None:
+    with pytest.raises(CheckpointError, match="no DealValue network at"):
+        DealValue.load(tmp_path / "missing.npz")
+    (tmp_path / "text.npz").write_text("not an archive")
+    with pytest.raises(CheckpointError, match="text.npz is not a DealValue network"):
+        DealValue.load(tmp_path / "text.npz")
+    np.savez(tmp_path / "partial.npz", w1=np.zeros((NUM_FEATURES, 4)))
+    with pytest.raises(CheckpointError, match="partial.npz.*needs arrays"):
+        DealValue.load(tmp_path / "partial.npz")
+    good = dict(DealValue.load(SHIPPED).arrays)
+    good["w2"] = good["w2"][:, :3]
+    np.savez(tmp_path / "shape.npz", **good)
+    with pytest.raises(CheckpointError, match="array w2 has shape"):
+        DealValue.load(tmp_path / "shape.npz")
+
+
+def test_positions_of_other_tables_are_refused() -> None:
+    deal = Deal.new(np.random.default_rng(0), kind="scopa_4")
+    with pytest.raises(PlayerError, match="two-player deals; this one has 4 seats"):
+        position(deal)
+
+
+@needs_network
+def test_self_play_targets_are_each_deals_exact_difference_for_the_mover() -> None:
+    config = DealValueConfig(deals=6, chunk=4, workers=1, seed=3)
+    data = self_play(config)
+    assert sorted(set(data.deals.tolist())) == list(range(6))
+    for deal in range(6):
+        rows = data.rows[data.deals == deal]
+        targets = data.targets[data.deals == deal]
+        # Five rounds of six plays with cards left in the stock; the last round is solved.
+        assert len(rows) == 30
+        assert rows[0, 8] == 30 and rows[-1, 8] == 6
+        assert np.all(targets == np.round(targets))  # whole points
+        # Two seats alternate: the mover's target flips sign with the mover.
+        assert np.all(targets[1:] == -targets[:-1])
+
+
+@needs_network
+def test_self_play_does_not_depend_on_the_number_of_workers() -> None:
+    one = self_play(DealValueConfig(deals=5, chunk=2, workers=1, seed=1))
+    two = self_play(DealValueConfig(deals=5, chunk=2, workers=2, seed=1))
+    np.testing.assert_array_equal(one.rows, two.rows)
+    np.testing.assert_array_equal(one.targets, two.targets)
+    np.testing.assert_array_equal(one.deals, two.deals)
+
+
+@needs_network
+def test_a_small_training_run_writes_a_network_the_player_loads(tmp_path) -> None:
+    config = DealValueConfig(deals=40, chunk=20, workers=1, width=8, epochs=2, batch_size=64)
+    summary = train_deal_value(config, tmp_path)
+    assert summary["positions"] == 40 * 30
+    assert summary["held_out_positions"] == 2 * 30  # deals 0 and 20
+    value = DealValue.load(tmp_path / WEIGHTS)
+    assert value.width == 8
+    assert "held_out_r2" in (tmp_path / "report.md").read_text()
+    assert load_model(DealValueConfig, tmp_path / "config.yaml") == config
+
+
+def test_bad_configs_are_refused_naming_the_key(tmp_path) -> None:
+    with pytest.raises(ConfigError, match="dealz: unknown key"):
+        load_model(DealValueConfig, None, ["dealz=10"])
+    with pytest.raises(ConfigError, match="deals"):
+        load_model(DealValueConfig, None, ["deals=0"])
+
+
+def test_the_command_refuses_to_replace_a_network_unasked(tmp_path, capsys) -> None:
+    (tmp_path / WEIGHTS).write_bytes(b"")
+    assert main(["value", "--out", str(tmp_path), "deals=1"]) == 2
+    assert "pass --overwrite" in capsys.readouterr().err

@@ -1,0 +1,132 @@
+"""ISMCTS with a learnt value at its leaves: the mix's limits (none: ISMCTS itself), the leaf
+reward as the weighted sum of value and rollout, the last round left to the rollout, a
+position worked out by hand, legal and reproducible play, bad options."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import (
+    assert_plays_a_match,
+    last_round,
+    my_turn,
+    observe_deal,
+    play_deals,
+    settebello_sweep,
+)
+
+from agents import ISMCTSAgent, ValueISMCTSAgent, make_agent
+from agents.deal_value import SHIPPED, DealValue
+from agents.ismcts import side_rewards
+from scopa_env.cards import parse_card
+from scopa_env.environments import make_aec
+from scopa_env.errors import CheckpointError, PlayerError
+
+
+def choices() -> list[dict[str, np.ndarray]]:
+    rows = [observe_deal(my_turn(seed, plays)) for seed in range(5) for plays in (0, 6, 13, 20)]
+    return [row for row in rows if row["action_mask"].sum() > 1]
+
+
+def test_without_the_value_it_is_ismcts_move_for_move() -> None:
+    plain = ISMCTSAgent(iterations=40, seed=3)
+    unvalued = ValueISMCTSAgent(iterations=40, mix=0.0, seed=3)
+    rows = choices()
+    assert len(rows) > 10
+    for row in rows:
+        assert unvalued.act(row) == plain.act(row)
+
+
+def test_the_value_changes_some_choices() -> None:
+    plain = ISMCTSAgent(iterations=40, seed=3)
+    valued = ValueISMCTSAgent(iterations=40, mix=1.0, seed=3)
+    assert any(valued.act(row) != plain.act(row) for row in choices())
+
+
+@pytest.mark.parametrize("mix", [0.25, 0.5, 1.0])
+def test_a_leaf_is_the_mix_of_the_value_and_the_rollout(mix: float) -> None:
+    player = ValueISMCTSAgent(iterations=10, mix=mix, seed=0)
+    rollout = ISMCTSAgent(iterations=10, seed=0)
+    for plays in (3, 10, 17):  # seat 0 or seat 1 to move, cards left in the stock
+        deal = my_turn(1, plays)
+        deal.play(deal.legal_moves()[0])
+        assert deal.stock
+        table = deal.masks["table"]
+        plies = sum(len(h) for h in deal.hands) + len(deal.stock)
+        value = player.value(deal) / player.reward_scale
+        value = value if deal.current_player == 0 else -value
+        played = deal.copy()
+        rollout._rollout(played, table, plies, rollout._random, rollout.valuer)
+        result = side_rewards(played, rollout.reward_scale)[0]
+        expected = mix * value + (1 - mix) * result
+        got = player.leaf_rewards(deal.copy(), table, plies, player.valuer)
+        assert got == pytest.approx([expected, -expected])
+
+
+def test_the_last_round_is_left_to_the_rollout() -> None:
+    deal = last_round("7D 2C", "KB 5S", "3S 4S", "AC")
+    player = ValueISMCTSAgent(iterations=10, mix=1.0, seed=0)
+    plain = ISMCTSAgent(iterations=10, seed=0)
+    table, plies = deal.masks["table"], 4
+    assert player.leaf_rewards(deal.copy(), table, plies, player.valuer) == plain.leaf_rewards(
+        deal.copy(), table, plies, plain.valuer
+    )
+
+
+def test_mid_deal_sweeps_the_table_with_the_settebello() -> None:
+    # 7D takes 3S+4S: the sweep and the settebello; KB or 2C would leave the table to take.
+    for mix in (0.5, 1.0):
+        player = ValueISMCTSAgent(iterations=100, mix=mix, seed=0)
+        assert player.act(observe_deal(settebello_sweep())) == parse_card("7D")
+
+
+def test_whole_deals_are_legal_and_reproducible_from_the_seed() -> None:
+    def actions(seed: int) -> list[int]:
+        players = {
+            "player_0": ValueISMCTSAgent(iterations=20, seed=seed),
+            "player_1": ValueISMCTSAgent(iterations=20, mix=1.0, seed=seed + 1),
+        }
+        return play_deals(players, range(2))
+
+    assert actions(5) == actions(5)
+
+
+def test_refuses_other_tables() -> None:
+    env = make_aec("scopa_4")
+    env.reset(seed=0)
+    player = ValueISMCTSAgent(iterations=10, seed=0)
+    while env.observe(env.agent_selection)["action_mask"].sum() < 2:
+        env.step(int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"])[0]))
+    with pytest.raises(PlayerError, match="two-player deals"):
+        player.act(env.observe(env.agent_selection))
+
+
+@pytest.mark.parametrize(
+    ("options", "error", "match"),
+    [
+        ({"iterations": 0}, PlayerError, "iterations"),
+        ({"mix": 1.5}, PlayerError, "mix"),
+        ({"mix": "half"}, PlayerError, "'half'"),
+        ({"value": "no/such/value.npz"}, CheckpointError, "no/such/value.npz"),
+        ({"bogus": 1}, PlayerError, "bogus"),
+    ],
+)
+def test_bad_options_are_refused(options: dict, error: type, match: str) -> None:
+    with pytest.raises(error, match=match):
+        make_agent("ismcts_value", **options)
+
+
+def test_a_ladder_tells_apart_the_values_it_searches_with(tmp_path) -> None:
+    from evaluation.ladder import _fingerprint
+
+    other = tmp_path / "other.npz"
+    arrays = dict(DealValue.load(SHIPPED).arrays)
+    arrays["b3"] = arrays["b3"] + 1.0
+    np.savez(other, **arrays)
+    shipped, changed = ValueISMCTSAgent(), ValueISMCTSAgent(value=str(other))
+    assert _fingerprint(shipped) == _fingerprint(ValueISMCTSAgent(mix=0.2))
+    assert _fingerprint(shipped) != _fingerprint(changed)
+
+
+def test_plays_a_whole_match_in_scopa_play() -> None:
+    assert_plays_a_match(make_agent("ismcts_value", seed=0, iterations=20))
