@@ -247,3 +247,14 @@ def assert_plays_a_match(player: Any) -> None:
 
     winner = play_match(env, player.act, human=0, seed=1, ask=human, say=lambda _: None)
     assert env.match.is_over and winner in {"player_0", "player_1"}
+
+
+def choice_at(table: str) -> dict[str, np.ndarray]:
+    """The first observation of a deal at ``table`` (seed 0) that offers its seat a choice."""
+    from scopa_env.environments import make_aec
+
+    env = make_aec(table)
+    env.reset(seed=0)
+    while env.observe(env.agent_selection)["action_mask"].sum() < 2:
+        env.step(int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"])[0]))
+    return env.observe(env.agent_selection)

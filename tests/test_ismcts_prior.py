@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from conftest import (
     assert_plays_a_match,
+    choice_at,
     my_turn,
     observe_deal,
     play_deals,
@@ -17,7 +18,6 @@ from conftest import (
 from agents import ISMCTSAgent, PriorISMCTSAgent, make_agent
 from agents.policy import PRETRAINED_CHECKPOINT
 from scopa_env.cards import parse_card
-from scopa_env.environments import make_aec
 from scopa_env.errors import CheckpointNotFoundError, PlayerError
 from scopa_env.info_state import InfoState
 
@@ -87,13 +87,8 @@ def test_whole_deals_are_legal_and_reproducible_from_the_seed() -> None:
 
 
 def test_refuses_other_tables() -> None:
-    env = make_aec("scopa_4")
-    env.reset(seed=0)
-    player = PriorISMCTSAgent(iterations=10, seed=0)
-    while env.observe(env.agent_selection)["action_mask"].sum() < 2:
-        env.step(int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"])[0]))
     with pytest.raises(PlayerError, match="two-player Scopa"):
-        player.act(env.observe(env.agent_selection))
+        PriorISMCTSAgent(iterations=10, seed=0).act(choice_at("scopa_4"))
 
 
 @pytest.mark.parametrize(

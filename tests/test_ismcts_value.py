@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from conftest import (
     assert_plays_a_match,
+    choice_at,
     last_round,
     my_turn,
     observe_deal,
@@ -19,7 +20,6 @@ from agents import ISMCTSAgent, ValueISMCTSAgent, make_agent
 from agents.deal_value import SHIPPED, DealValue
 from agents.ismcts import side_rewards
 from scopa_env.cards import parse_card
-from scopa_env.environments import make_aec
 from scopa_env.errors import CheckpointError, PlayerError
 
 
@@ -92,13 +92,8 @@ def test_whole_deals_are_legal_and_reproducible_from_the_seed() -> None:
 
 
 def test_refuses_other_tables() -> None:
-    env = make_aec("scopa_4")
-    env.reset(seed=0)
-    player = ValueISMCTSAgent(iterations=10, seed=0)
-    while env.observe(env.agent_selection)["action_mask"].sum() < 2:
-        env.step(int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"])[0]))
     with pytest.raises(PlayerError, match="two-player deals"):
-        player.act(env.observe(env.agent_selection))
+        ValueISMCTSAgent(iterations=10, seed=0).act(choice_at("scopa_4"))
 
 
 @pytest.mark.parametrize(
