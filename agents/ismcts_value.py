@@ -6,8 +6,11 @@ to its end greedily: one noisy result of a weak policy. This player mixes that r
 both seats play on as the shipped network does, learnt from that network's self-play
 (``training.deal_value``). The mix is AlphaGo's (Silver et al. 2016): ``mix`` times the value
 plus ``1 - mix`` times the rollout's result; the rollout keeps the search honest where the
-value is wrong, the value cuts the rollout's noise and its greedy bias. Once the stock is empty
-the rollout alone judges (the value was not trained there). Two-player Scopa only, as the value.
+value is wrong, the value cuts the rollout's noise and its greedy bias. The value was not trained
+on the last round, once the stock is empty: there the rollout alone judges or, with
+``exact_last_round``, the exact solver (``agents.alphabeta``), since in the last round of a
+two-player deal each seat knows the other's hand and the sampled deal is the whole truth.
+Two-player Scopa only, as the value.
 
 The network is a numpy forward pass of some 16 µs, so the default budget, 700 iterations,
 keeps the whole move within 50 ms of CPU on the project's machines.
@@ -19,11 +22,13 @@ from pathlib import Path
 
 import numpy as np
 
+from agents.alphabeta import AlphaBeta
 from agents.deal_value import SHIPPED, DealValue
 from agents.greedy import MoveValuer
 from agents.ismcts import ISMCTSAgent, side_rewards
 from agents.seats import SeatView
-from agents.values import CardValues
+from agents.values import POINT, CardValues
+from scopa_env.cards import NUM_CARDS
 from scopa_env.engine import Deal, MaskMove
 from scopa_env.errors import PlayerError
 from scopa_env.info_state import InfoState
@@ -37,6 +42,8 @@ class ValueISMCTSAgent(ISMCTSAgent):
         mix: the weight of the learnt value at a leaf, from 0 (plain ISMCTS) to 1 (the value
             alone, no rollout while the stock lasts).
         value: the path of a ``DealValue`` network (``.npz``); the shipped one by default.
+        exact_last_round: value the leaves in the last round by solving it exactly, not by
+            the rollout.
     """
 
     name = "ismcts_value"
@@ -47,6 +54,7 @@ class ValueISMCTSAgent(ISMCTSAgent):
         iterations: int = 700,
         mix: float = 0.5,
         value: str | None = None,
+        exact_last_round: bool = False,
         time_limit: float | None = None,
         exploration: float = 0.7,
         epsilon: float = 0.0,
@@ -73,6 +81,8 @@ class ValueISMCTSAgent(ISMCTSAgent):
         self.mix = float(mix)
         self.path = Path(value) if value is not None else SHIPPED  # the value it searches with
         self.value = DealValue.load(self.path)
+        self.exact_last_round = exact_last_round
+        self._exact: AlphaBeta | None = None  # one decision's solver, with its memo
 
     def choose_seen(self, vector: np.ndarray, info: InfoState, moves: list[MaskMove]) -> MaskMove:
         players = SeatView.from_info(info, np.asarray(vector, np.float32)).table.players
@@ -83,11 +93,21 @@ class ValueISMCTSAgent(ISMCTSAgent):
             )
         return super().choose_seen(vector, info, moves)
 
+    def search(self, view: SeatView, root_moves: list[MaskMove]) -> MaskMove:
+        self._exact = AlphaBeta(self.rules, self.valuer) if self.exact_last_round else None
+        try:
+            return super().search(view, root_moves)
+        finally:
+            self._exact = None
+
     def leaf_rewards(
         self, deal: Deal, table: int, plies_left: int, valuer: MoveValuer
     ) -> list[float]:
         """``mix`` times the value plus ``1 - mix`` times the rollout's result, while the stock
-        lasts; the rollout's alone in the last round."""
+        lasts; in the last round the rollout's, or the exact solver's value."""
+        if not deal.stock and self._exact is not None:
+            exact = self._exact.value(deal, NUM_CARDS, 0) / (POINT * self.reward_scale)
+            return [exact, -exact]
         if not deal.stock or self.mix == 0.0:
             return super().leaf_rewards(deal, table, plies_left, valuer)
         value = self.value(deal) / self.reward_scale

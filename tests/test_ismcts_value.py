@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import (
+    SEVENS_AND_COINS,
     assert_plays_a_match,
     choice_at,
     last_round,
@@ -17,6 +18,7 @@ from conftest import (
 )
 
 from agents import ISMCTSAgent, ValueISMCTSAgent, make_agent
+from agents.alphabeta import AlphaBeta
 from agents.deal_value import SHIPPED, DealValue
 from agents.ismcts import side_rewards
 from scopa_env.cards import parse_card
@@ -71,6 +73,24 @@ def test_the_last_round_is_left_to_the_rollout() -> None:
     assert player.leaf_rewards(deal.copy(), table, plies, player.valuer) == plain.leaf_rewards(
         deal.copy(), table, plies, plain.valuer
     )
+
+
+def test_the_exact_last_round_values_a_leaf_by_solving_it() -> None:
+    # SEVENS_AND_COINS gives seat 0 four points whatever happens. 5B takes 3C+2S, a scopa,
+    # and nothing scores after it: 5 points to 0 for seat 0, to move (hand-worked in
+    # test_fast_search). The search's memo is made for each decision, as in search().
+    deal = last_round("5B AB", "6S JB", "3C 2S", SEVENS_AND_COINS)
+    player = ValueISMCTSAgent(iterations=10, exact_last_round=True, seed=0)
+    player._exact = AlphaBeta(player.rules, player.valuer)
+    rewards = player.leaf_rewards(deal.copy(), deal.masks["table"], 4, player.valuer)
+    assert rewards == [5 / player.reward_scale, -5 / player.reward_scale]
+    # Seat 1 to move after seat 0 trails AB: 6S sweeps 3C+2S+AB, 4 points to 1 for seat 0.
+    deal.play_unchecked(parse_card("AB"), 0)
+    rewards = player.leaf_rewards(deal.copy(), deal.masks["table"], 3, player.valuer)
+    assert rewards == [3 / player.reward_scale, -3 / player.reward_scale]
+    assert ValueISMCTSAgent(iterations=30, exact_last_round=True, seed=0).act(
+        observe_deal(last_round("5B AB", "6S JB", "3C 2S", SEVENS_AND_COINS))
+    ) == parse_card("5B")
 
 
 def test_mid_deal_sweeps_the_table_with_the_settebello() -> None:
