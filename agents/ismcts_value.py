@@ -38,6 +38,10 @@ from scopa_env.rules import Rules
 class ValueISMCTSAgent(ISMCTSAgent):
     """Search player: ISMCTS with leaves judged by a rollout and ``DealValue`` (module doc).
 
+    About 46 ms of CPU a move at the defaults (the harness's measure, 2 cores). Against
+    ``ismcts`` (300 iterations), ``scopa eval ismcts_value ismcts --deals 2000 --seed 0``:
+    +0.181 +- 0.062 points per deal.
+
     Args: as ``ISMCTSAgent`` (``iterations``, ``exploration``, ``halving``, ...), and
         mix: the weight of the learnt value at a leaf, from 0 (plain ISMCTS) to 1 (the value
             alone, no rollout while the stock lasts).
