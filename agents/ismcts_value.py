@@ -89,11 +89,10 @@ class ValueISMCTSAgent(ISMCTSAgent):
         self._exact: AlphaBeta | None = None  # one decision's solver, with its memo
 
     def choose_seen(self, vector: np.ndarray, info: InfoState, moves: list[MaskMove]) -> MaskMove:
-        players = SeatView.from_info(info, np.asarray(vector, np.float32)).table.players
-        if players != 2:
+        if info.other_hands:  # only tables of more seats list the other hands
             raise PlayerError(
                 f"{self.name} values two-player deals; this observation is of a table of "
-                f"{players} seats"
+                f"{len(info.other_hands) + 1} seats"
             )
         return super().choose_seen(vector, info, moves)
 
