@@ -93,6 +93,19 @@ def test_the_exact_last_round_values_a_leaf_by_solving_it() -> None:
     ) == parse_card("5B")
 
 
+def test_the_exact_last_round_solves_the_root_without_searching() -> None:
+    # SEVENS_AND_COINS fixes seat 0's four points. 4C must take 4S, and the opponent's 6S
+    # then sweeps 6B: 4 points to 1. Trailing JD leaves 4S+6B+JD, which 6S cannot sweep, and
+    # 4C takes 4S next: 4 points to 0. The solver trails; no iteration is spent.
+    deal = last_round("4C JD", "6S QD", "4S 6B", SEVENS_AND_COINS)
+    player = ValueISMCTSAgent(iterations=1, exact_last_round=True, seed=0)
+    assert player.act(observe_deal(deal)) == parse_card("JD")
+    assert player.last_iterations == 0
+    searched = ValueISMCTSAgent(iterations=40, seed=0)
+    searched.act(observe_deal(deal))
+    assert searched.last_iterations > 0
+
+
 def test_mid_deal_sweeps_the_table_with_the_settebello() -> None:
     # 7D takes 3S+4S: the sweep and the settebello; KB or 2C would leave the table to take.
     for mix in (0.5, 1.0):
