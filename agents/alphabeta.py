@@ -40,7 +40,13 @@ import numpy as np
 from agents.base import RuleAgent
 from agents.determinize import Determinizer
 from agents.greedy import MoveValuer
-from agents.inference import OpponentModel, PlayTracker
+from agents.inference import (
+    CAPTURE_BONUS,
+    TEMPERATURE,
+    UNIFORM,
+    OpponentModel,
+    PlayTracker,
+)
 from agents.seats import SeatView
 from agents.values import POINT, CardValues
 from scopa_env.engine import Deal, MaskMove
@@ -163,9 +169,9 @@ class AlphaBetaAgent(RuleAgent):
         values: CardValues | None = None,
         infer: bool = False,
         candidates: int | None = None,
-        temperature: float = 50.0,
-        uniform: float = 0.02,
-        capture_bonus: float = 2.5,
+        temperature: float = TEMPERATURE,
+        uniform: float = UNIFORM,
+        capture_bonus: float = CAPTURE_BONUS,
     ) -> None:
         super().__init__(rules, seed)
         if samples < 1 or depth < 1:

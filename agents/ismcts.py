@@ -163,7 +163,7 @@ class ISMCTSAgent(RuleAgent):
     def search(self, view: SeatView, root_moves: list[MaskMove]) -> MaskMove:
         """The best of ``root_moves`` after the iteration budget (or the time limit)."""
         info = view.info
-        determinizer = Determinizer(view, self.rules)
+        determinizer = self.determinizer(view)
         valuer = self.valuer if view.table.players == 2 else self.table_valuer
         k = len(root_moves)
         bonus = self.root_bonus(root_moves) or [0.0] * k
@@ -201,6 +201,11 @@ class ISMCTSAgent(RuleAgent):
                     self.last_values[a], self.reward_scale * totals[i] / counts[i]
                 )
         return root_moves[alive[0]]
+
+    def determinizer(self, view: SeatView) -> Determinizer:
+        """What the search draws its deals from: uniform over those consistent with ``view``
+        (``agents.ismcts_value`` can weigh them by the opponent's plays)."""
+        return Determinizer(view, self.rules)
 
     def root_bonus(self, root_moves: list[MaskMove]) -> list[float] | None:
         """What each root move's mean reward is credited with when the root moves are ranked

@@ -27,6 +27,7 @@ from agents.alphabeta import AlphaBeta
 from agents.deal_value import SHIPPED, DealValue
 from agents.determinize import Determinizer
 from agents.greedy import MoveValuer
+from agents.inference import InferredDeterminizer, OpponentModel, PlayTracker
 from agents.ismcts import ISMCTSAgent, side_rewards
 from agents.seats import SeatView
 from agents.values import POINT, CardValues
@@ -48,6 +49,11 @@ class ValueISMCTSAgent(ISMCTSAgent):
         mix: the weight of the learnt value at a leaf, from 0 (plain ISMCTS) to 1 (the value
             alone, no rollout while the stock lasts).
         value: the path of a ``DealValue`` network (``.npz``); the shipped one by default.
+        infer: draw the searched deals by how likely the opponent's plays this round make
+            its hand (``agents.inference``: a soft greedy opponent), not uniformly. The
+            player then follows the deal across its ``act`` calls (``reset`` or a new deal
+            starts it over).
+        candidates: hands for the opponent weighed per decision (``infer`` only).
         exact_last_round: solve the last round exactly: its leaves are valued by the solver,
             not the rollout, and its decisions are the solver's, with no search.
     """
@@ -61,6 +67,8 @@ class ValueISMCTSAgent(ISMCTSAgent):
         mix: float = 0.5,
         value: str | None = None,
         exact_last_round: bool = False,
+        infer: bool = False,
+        candidates: int = 256,
         time_limit: float | None = None,
         exploration: float = 0.7,
         epsilon: float = 0.0,
@@ -88,7 +96,30 @@ class ValueISMCTSAgent(ISMCTSAgent):
         self.path = Path(value) if value is not None else SHIPPED  # the value it searches with
         self.value = DealValue.load(self.path)
         self.exact_last_round = exact_last_round
+        if candidates < 1:
+            raise ValueError(f"candidates must be at least 1, got {candidates}")
+        self.infer = infer
+        self.candidates = candidates
+        self.model = OpponentModel(self.rules, self.valuer)
+        self.tracker = PlayTracker()
         self._exact: AlphaBeta | None = None  # one decision's solver, with its memo
+
+    def reset(self, seed: int | None = None) -> None:
+        super().reset(seed)
+        self.tracker.reset()
+
+    def observe(self, info: InfoState) -> None:
+        if self.infer:
+            self.tracker.observe(info)
+
+    def determinizer(self, view: SeatView) -> Determinizer:
+        """With ``infer``, deals weighed by the opponent's plays this round; otherwise, and in
+        the last round (where the unseen cards are its hand), uniform."""
+        info = view.info
+        plays = self.tracker.this_round(info) if self.infer and info.stock_size else []
+        if not plays:
+            return super().determinizer(view)
+        return InferredDeterminizer(view, self.rules, self.model, plays, self.candidates, self.rng)
 
     def choose_seen(self, vector: np.ndarray, info: InfoState, moves: list[MaskMove]) -> MaskMove:
         if info.other_hands:  # only tables of more seats list the other hands

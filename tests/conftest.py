@@ -170,6 +170,20 @@ def last_round(mine: str, theirs: str, table: str, my_pile: str) -> Deal:
     )
 
 
+def opening_trail() -> tuple[Deal, int]:
+    """The opponent (player 1) leads by trailing the two of cups onto 7S 5C 3S JB."""
+    deal = Deal.from_position(
+        hands=(parse_cards("AD 4D 6D"), parse_cards("2B QC 4B")),
+        table=parse_cards("7S 5C 3S JB"),
+        stock=[c for c in range(40) if c not in parse_cards("AD 4D 6D 2B QC 4B 7S 5C 3S JB")],
+        current_player=1,
+        first_player=1,
+    )
+    table = deal.masks["table"]
+    deal.play_unchecked(parse_cards("2B")[0], 0)
+    return deal, table
+
+
 def played_to(seed: int, plays: int) -> Deal:
     """A two-player deal of ``seed`` after ``plays`` random legal plays (the played cards
     recorded)."""

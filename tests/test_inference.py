@@ -6,17 +6,17 @@ import math
 
 import numpy as np
 import pytest
-from conftest import observe_deal, play_deals
+from conftest import observe_deal, opening_trail, play_deals
 
 from agents import make_agent
 from agents.alphabeta import AlphaBetaAgent
 from agents.determinize import Determinizer
 from agents.greedy import MoveValuer
-from agents.inference import OpponentModel, OpponentPlay, PlayTracker
+from agents.inference import InferredDeterminizer, OpponentModel, OpponentPlay, PlayTracker
 from agents.seats import SeatView
 from scopa_env import scopa_v0
 from scopa_env.captures import capture_table
-from scopa_env.cards import CAPTURE_VALUE, mask_of, parse_cards
+from scopa_env.cards import CAPTURE_VALUE, cards_of, mask_of, parse_cards
 from scopa_env.engine import Deal
 from scopa_env.errors import PlayerError
 from scopa_env.info_state import InfoState
@@ -82,22 +82,8 @@ def test_tracker_starts_over_at_each_deal_of_a_match() -> None:
     assert known == decisions > 100
 
 
-def _opening_trail() -> tuple[Deal, int]:
-    """The opponent (player 1) leads by trailing the two of cups onto 7S 5C 3S JB."""
-    deal = Deal.from_position(
-        hands=(parse_cards("AD 4D 6D"), parse_cards("2B QC 4B")),
-        table=parse_cards("7S 5C 3S JB"),
-        stock=[c for c in range(40) if c not in parse_cards("AD 4D 6D 2B QC 4B 7S 5C 3S JB")],
-        current_player=1,
-        first_player=1,
-    )
-    table = deal.masks["table"]
-    deal.play_unchecked(parse_cards("2B")[0], 0)
-    return deal, table
-
-
-def test_tracker_reads_the_opening_trail() -> None:
-    deal, table = _opening_trail()
+def test_tracker_reads_theopening_trail() -> None:
+    deal, table = opening_trail()
     tracker = PlayTracker()
     info = _info(observe_deal(deal))
     assert tracker.observe(info) == [OpponentPlay(table, parse_cards("2B")[0], 0, 3)]
@@ -105,7 +91,7 @@ def test_tracker_reads_the_opening_trail() -> None:
 
 
 def test_tracker_knows_nothing_joining_mid_deal_or_another_game() -> None:
-    deal, _ = _opening_trail()
+    deal, _ = opening_trail()
     tracker = PlayTracker()
     tracker.observe(_info(observe_deal(deal)))
     # Another game's first decision (I lead, nothing played) does not continue this one.
@@ -126,16 +112,18 @@ def test_tracker_knows_nothing_joining_mid_deal_or_another_game() -> None:
 
 def test_a_trail_rules_out_hands_that_could_capture() -> None:
     """The greedy valuation ranks every capture above a trail: a cold model excludes them."""
-    deal, table = _opening_trail()
+    deal, table = opening_trail()
     play = OpponentPlay(table, parse_cards("2B")[0], 0, 3)
-    model = OpponentModel(RULES, MoveValuer(RULES), temperature=0.01, uniform=0.0)
+    model = OpponentModel(
+        RULES, MoveValuer(RULES), temperature=0.01, uniform=0.0, capture_bonus=0.0
+    )
     # 2B QC 4B capture nothing there; their trails are worth the same (no coin, no primiera
     # value), so each is a third.
     assert model.log_likelihood(mask_of(parse_cards("QC 4B")), [play]) == pytest.approx(
         math.log(1 / 3)
     )
     assert model.log_likelihood(mask_of(parse_cards("7D QC")), [play]) < -100
-    warm = OpponentModel(RULES, MoveValuer(RULES), temperature=25.0, uniform=0.1)
+    warm = OpponentModel(RULES, MoveValuer(RULES), temperature=25.0, uniform=0.1, capture_bonus=0.0)
     with_seven = warm.log_likelihood(mask_of(parse_cards("7D QC")), [play])
     without = warm.log_likelihood(mask_of(parse_cards("QC 4B")), [play])
     assert math.log(0.1 / 3) <= with_seven < without
@@ -149,7 +137,7 @@ def test_a_trail_rules_out_hands_that_could_capture() -> None:
 
 
 def test_resampled_deals_follow_the_model() -> None:
-    deal, table = _opening_trail()
+    deal, table = opening_trail()
     observation = observe_deal(deal)
     agent = AlphaBetaAgent(infer=True, samples=32, temperature=0.01, uniform=0.0, seed=0)
     info = _info(observation)
@@ -183,7 +171,7 @@ def test_inferring_player_plays_legal_moves_and_is_reproducible() -> None:
 
 
 def test_act_batch_keeps_no_history() -> None:
-    deal, _ = _opening_trail()
+    deal, _ = opening_trail()
     observation = observe_deal(deal)
     agent = make_agent("alphabeta", infer=True, samples=8, seed=0)
     batch = np.stack([observation["observation"]] * 2)
@@ -214,3 +202,26 @@ def _table_observation(table: str) -> np.ndarray:
     env = make_aec(table, episode="deal")
     env.reset(seed=0)
     return env.observe(env.agent_selection)["observation"]
+
+
+def test_inferred_deals_follow_the_model_and_deal_the_stock_afresh() -> None:
+    deal, table = opening_trail()
+    observation = observe_deal(deal)
+    info = _info(observation)
+    plays = PlayTracker().observe(info)
+    assert plays
+    view = SeatView.from_info(info, observation["observation"])
+    cold = OpponentModel(RULES, MoveValuer(RULES), temperature=0.01, uniform=0.0)
+    rng = np.random.default_rng(0)
+    sampler = InferredDeterminizer(view, RULES, cold, plays, 64, rng)
+    stocks = set()
+    for _ in range(40):
+        sample = sampler.sample(rng)
+        hand = sample.masks["hands"][1]
+        assert hand.bit_count() == 2 and not hand & mask_of(parse_cards("AD 4D 6D"))
+        for card in cards_of(hand):  # a card that could have captured was not held
+            assert not CAPTURES(table, int(CAPTURE_VALUE[card])), card
+        assert sample.masks["table"] == deal.masks["table"]
+        assert hand | mask_of(sample.stock) == deal.masks["hands"][1] | mask_of(deal.stock)
+        stocks.add(tuple(sample.stock))
+    assert len(stocks) == 40

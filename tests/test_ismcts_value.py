@@ -13,6 +13,7 @@ from conftest import (
     last_round,
     my_turn,
     observe_deal,
+    opening_trail,
     play_deals,
     settebello_sweep,
 )
@@ -20,9 +21,13 @@ from conftest import (
 from agents import ISMCTSAgent, ValueISMCTSAgent, make_agent
 from agents.alphabeta import AlphaBeta
 from agents.deal_value import SHIPPED, DealValue
+from agents.determinize import Determinizer
+from agents.inference import InferredDeterminizer
 from agents.ismcts import side_rewards
+from agents.seats import SeatView
 from scopa_env.cards import parse_card
 from scopa_env.errors import CheckpointError, PlayerError
+from scopa_env.info_state import InfoState
 
 
 def choices() -> list[dict[str, np.ndarray]]:
@@ -106,6 +111,24 @@ def test_the_exact_last_round_solves_the_root_without_searching() -> None:
     assert searched.last_iterations > 0
 
 
+def test_infer_weighs_the_deals_by_the_opponents_plays_this_round() -> None:
+    # The opponent trailed 2B onto 7S 5C 3S JB: with inference the searched deals come from
+    # hands weighed by that play; before any play of the round, and without inference, uniform.
+    deal, _ = opening_trail()
+    observation = observe_deal(deal)
+    info = InfoState.from_observation(observation["observation"])
+    view = SeatView.from_info(info, observation["observation"])
+    inferring = ValueISMCTSAgent(iterations=30, infer=True, seed=0)
+    inferring.observe(info)
+    assert type(inferring.determinizer(view)) is InferredDeterminizer
+    assert inferring.act(observation) in np.flatnonzero(observation["action_mask"])
+    plain = ValueISMCTSAgent(iterations=30, seed=0)
+    plain.observe(info)
+    assert type(plain.determinizer(view)) is Determinizer
+    inferring.reset()
+    assert type(inferring.determinizer(view)) is Determinizer
+
+
 def test_mid_deal_sweeps_the_table_with_the_settebello() -> None:
     # 7D takes 3S+4S: the sweep and the settebello; KB or 2C would leave the table to take.
     for mix in (0.5, 1.0):
@@ -117,7 +140,7 @@ def test_whole_deals_are_legal_and_reproducible_from_the_seed() -> None:
     def actions(seed: int) -> list[int]:
         players = {
             "player_0": ValueISMCTSAgent(iterations=20, seed=seed),
-            "player_1": ValueISMCTSAgent(iterations=20, mix=1.0, seed=seed + 1),
+            "player_1": ValueISMCTSAgent(iterations=20, mix=1.0, infer=True, seed=seed + 1),
         }
         return play_deals(players, range(2))
 
@@ -134,6 +157,7 @@ def test_refuses_other_tables() -> None:
     [
         ({"iterations": 0}, PlayerError, "iterations"),
         ({"mix": 1.5}, PlayerError, "mix"),
+        ({"candidates": 0}, PlayerError, "candidates"),
         ({"mix": "half"}, PlayerError, "'half'"),
         ({"value": "no/such/value.npz"}, CheckpointError, "no/such/value.npz"),
         ({"bogus": 1}, PlayerError, "bogus"),
