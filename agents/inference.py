@@ -46,6 +46,10 @@ TEMPERATURE = 50.0
 UNIFORM = 0.02
 CAPTURE_BONUS = 2.5
 
+#: Entries ``OpponentModel`` remembers before it starts over: a long evaluation would
+#: otherwise keep every (hand, play) it ever weighed.
+_MEMO_SIZE = 1 << 16
+
 
 @dataclass(frozen=True, slots=True)
 class OpponentPlay:
@@ -235,6 +239,8 @@ class OpponentModel:
             result = math.log1p(-self.uniform) + log_softmax if self.uniform < 1 else -math.inf
             if self.uniform:
                 result = float(np.logaddexp(result, math.log(self.uniform / len(values))))
+        if len(self._memo) >= _MEMO_SIZE:  # plays differ from decision to decision
+            self._memo.clear()
         self._memo[key] = result
         return result
 
