@@ -10,8 +10,10 @@ value is wrong, the value cuts the rollout's noise and its greedy bias. The valu
 on the last round, once the stock is empty: there the rollout alone judges or, with
 ``exact_last_round``, the exact solver (``agents.alphabeta``), since in the last round of a
 two-player deal each seat knows the other's hand and the sampled deal is the whole truth; the
-solver then also makes the last round's decisions itself.
-Two-player Scopa only, as the value.
+solver then also makes the last round's decisions itself. With ``infer`` the deals it searches
+are drawn by how likely the opponent's plays this round make its hand (``agents.inference``),
+not uniformly. Neither option measurably strengthens it (README, "Results"). Two-player Scopa
+only, as the value.
 
 The network is a numpy forward pass of some 16 µs, so the default budget, 700 iterations,
 keeps the whole move within 50 ms of CPU on the project's machines.
