@@ -82,7 +82,7 @@ def test_tracker_starts_over_at_each_deal_of_a_match() -> None:
     assert known == decisions > 100
 
 
-def test_tracker_reads_theopening_trail() -> None:
+def test_tracker_reads_the_opening_trail() -> None:
     deal, table = opening_trail()
     tracker = PlayTracker()
     info = _info(observe_deal(deal))
