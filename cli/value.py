@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 
 from training.config import ConfigError, load_model
-from training.deal_value import WEIGHTS, DealValueConfig, train_deal_value
+from training.deal_value import PROGRESS, WEIGHTS, DealValueConfig, train_deal_value
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -25,11 +25,20 @@ def run(args: argparse.Namespace) -> int:
     config = load_model(DealValueConfig, args.config, args.overrides)
     if (args.out / WEIGHTS).exists() and not args.overwrite:
         raise ConfigError(f"{args.out / WEIGHTS} exists; pass --overwrite to replace it")
-    summary = train_deal_value(config, args.out)
+    try:
+        summary = train_deal_value(config, args.out)
+    except KeyboardInterrupt:
+        progress = args.out / PROGRESS
+        if not progress.is_dir():
+            raise
+        raise KeyboardInterrupt(
+            f"the finished self-play and epochs are in {progress}: run the same command again "
+            "to continue from them"
+        ) from None
     print(
         f"{summary['positions']} positions from {summary['deals']} deals; held-out R^2 "
         f"{summary['held_out_r2']}; self-play {summary['self_play_s']} s, fit "
-        f"{summary['fit_s']} s"
+        f"{summary['fit_s']} s; read back from a stopped run: {summary['read_back']}"
     )
     print(f"wrote {args.out / WEIGHTS}, config.yaml, report.md")
     return 0

@@ -1,14 +1,17 @@
 """The deal-value network: its features on hand-built positions, numpy against torch, broken
-files refused, the self-play targets (exact, antisymmetric, independent of the workers) and a
-whole small training run."""
+files refused, the self-play targets (exact, antisymmetric, independent of the workers), a
+whole small training run, and a stopped run carried on to the same weights."""
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 import pytest
 import torch
 from conftest import played_to, settebello_sweep
 
+import training.deal_value as deal_value
 from agents.deal_value import NUM_FEATURES, SHIPPED, DealValue, encode, position
 from agents.policy import PRETRAINED_CHECKPOINT
 from cli.main import main
@@ -16,7 +19,14 @@ from scopa_env.cards import parse_card, parse_cards
 from scopa_env.engine import Deal
 from scopa_env.errors import CheckpointError, PlayerError
 from training.config import ConfigError, load_model
-from training.deal_value import WEIGHTS, DealValueConfig, self_play, train_deal_value
+from training.deal_value import (
+    PROGRESS,
+    WEIGHTS,
+    DealValueConfig,
+    Progress,
+    self_play,
+    train_deal_value,
+)
 
 needs_network = pytest.mark.skipif(
     not PRETRAINED_CHECKPOINT.is_file(), reason="the shipped network is not installed"
@@ -163,3 +173,98 @@ def test_the_command_refuses_to_replace_a_network_unasked(tmp_path, capsys) -> N
     (tmp_path / WEIGHTS).write_bytes(b"")
     assert main(["value", "--out", str(tmp_path), "deals=1"]) == 2
     assert "pass --overwrite" in capsys.readouterr().err
+
+
+SMALL = DealValueConfig(deals=40, chunk=10, workers=1, width=8, epochs=3, batch_size=64)
+
+
+class Stop(Exception):
+    """Stands for a kill in the middle of a run."""
+
+
+@needs_network
+def test_a_stopped_run_carries_on_to_the_same_weights(tmp_path, monkeypatch) -> None:
+    whole = tmp_path / "whole"
+    train_deal_value(SMALL, whole)
+    expected = np.load(whole / WEIGHTS)
+    assert not (whole / PROGRESS).exists()
+
+    out = tmp_path / "stopped"
+    play = deal_value._play_chunk
+    played: list[int] = []
+
+    def play_until_chunk_2(task):
+        if task[1] == 2:
+            raise Stop
+        played.append(task[1])
+        return play(task)
+
+    monkeypatch.setattr(deal_value, "_play_chunk", play_until_chunk_2)
+    with pytest.raises(Stop):
+        train_deal_value(SMALL, out)
+    assert sorted(p.name for p in (out / PROGRESS).glob("chunk_*")) == [
+        "chunk_00000.npz",
+        "chunk_00001.npz",
+    ]
+    assert not (out / WEIGHTS).exists()
+
+    def play_counted(task):
+        played.append(task[1])
+        return play(task)
+
+    save_fit = Progress.save_fit
+
+    def save_then_stop_after_epoch_1(self, state):
+        save_fit(self, state)
+        if state["epoch"] == 1:
+            raise Stop
+
+    monkeypatch.setattr(deal_value, "_play_chunk", play_counted)
+    monkeypatch.setattr(Progress, "save_fit", save_then_stop_after_epoch_1)
+    with pytest.raises(Stop):
+        train_deal_value(SMALL, out)
+    assert played == [0, 1, 2, 3]  # the second run played only the chunks the first had not
+
+    monkeypatch.setattr(Progress, "save_fit", save_fit)
+    summary = train_deal_value(SMALL.model_copy(update={"workers": 2}), out)
+    assert played == [0, 1, 2, 3]
+    assert summary["read_back"] == "4 of 4 chunks, 2 of 3 epochs"
+    assert not (out / PROGRESS).exists()
+    with np.load(out / WEIGHTS) as got:
+        for name in expected.files:
+            np.testing.assert_array_equal(got[name], expected[name])
+
+
+def test_a_stopped_run_of_another_config_is_refused_naming_the_keys(tmp_path) -> None:
+    Progress(tmp_path / PROGRESS, SMALL)
+    Progress(tmp_path / PROGRESS, SMALL.model_copy(update={"workers": 2}))  # free to change
+    other = SMALL.model_copy(update={"deals": 41, "width": 16})
+    with pytest.raises(ConfigError, match="deals: 40 there, 41 here, width: 8 there, 16 here"):
+        train_deal_value(other, tmp_path)
+    assert not (tmp_path / WEIGHTS).exists()
+
+
+def test_an_unreadable_chunk_is_played_again(tmp_path) -> None:
+    progress = Progress(tmp_path, SMALL)
+    part = deal_value.SelfPlay(np.ones((2, 10), np.int64), np.ones(2, np.float32), np.zeros(2))
+    progress.save_chunk(0, part)
+    loaded = progress.load_chunk(0)
+    assert loaded is not None
+    np.testing.assert_array_equal(loaded.rows, part.rows)
+    progress.chunk_path(1).write_bytes(b"not an npz")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert progress.load_chunk(1) is None
+    assert "chunk_00001.npz cannot be read" in str(caught[0].message)
+    assert progress.read_back() == "1 of 4 chunks, 0 of 3 epochs"
+
+
+def test_a_stopped_command_says_how_to_continue(tmp_path, monkeypatch, capsys) -> None:
+    def interrupted(task):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(deal_value, "_play_chunk", interrupted)
+    assert main(["value", "--out", str(tmp_path), "deals=4", "chunk=2", "workers=1"]) == 130
+    err = capsys.readouterr().err
+    assert f"{tmp_path / PROGRESS}: run the same command again" in err
+    assert (tmp_path / PROGRESS / "config.yaml").is_file()

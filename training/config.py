@@ -47,14 +47,16 @@ class ConfigError(ScopaError, ValueError):
     """A config that cannot run; the message names the offending key."""
 
 
-class _Section(BaseModel):
+class Section(BaseModel):
+    """A part of a config: unknown keys are refused and the values are checked and frozen."""
+
     model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
 
 
-M = TypeVar("M", bound=_Section)
+M = TypeVar("M", bound=Section)
 
 
-class PPOConfig(_Section):
+class PPOConfig(Section):
     """MaskablePPO's hyperparameters (sb3-contrib names) and the network."""
 
     #: ``card``: ``agents.card_policy.CardPolicy``, weights shared across the 40 cards (much
@@ -128,7 +130,7 @@ class PPOConfig(_Section):
         return widths
 
 
-class SelfPlayConfig(_Section):
+class SelfPlayConfig(Section):
     """The opponent pool: baselines and frozen snapshots of the learner."""
 
     #: Freeze a copy of the learner into the pool every this many PPO updates.
@@ -176,7 +178,7 @@ class SelfPlayConfig(_Section):
 SEARCH_TEACHERS = ("ismcts", "alphabeta", "rollout")
 
 
-class WarmStartConfig(_Section):
+class WarmStartConfig(Section):
     """Behaviour cloning of a rule-based teacher before PPO (see ``training.warm_start``)."""
 
     #: ``greedy``, ``heuristic``, or a search that values every move it plays, ``ismcts``,
@@ -294,7 +296,7 @@ class WarmStartConfig(_Section):
         return self
 
 
-class EvalConfig(_Section):
+class EvalConfig(Section):
     """Periodic and final evaluation through the duplicate-deal harness."""
 
     #: Evaluate (and maybe keep as best) every this many PPO updates; 0 turns it off.
@@ -338,7 +340,7 @@ class EvalConfig(_Section):
         return self
 
 
-class TrainConfig(_Section):
+class TrainConfig(Section):
     """One training run: environment, algorithm, self-play, evaluation and bookkeeping."""
 
     name: str = Field(default="run", min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")

@@ -19,13 +19,19 @@ Read top to bottom: ``train_deal_value`` (self-play, fit, save), then the pieces
 3. **Save.** ``deal_value.npz`` (the weights, written atomically), ``config.yaml`` and
    ``report.md`` (rows, R^2, times) in the output folder.
 
-The run is a few minutes on two cores, so it is not checkpointed: an interrupted run leaves
-no weights behind and is run again.
+Nothing is lost to a stop. While it runs, ``progress/`` in the output folder keeps every
+finished chunk of self-play and the fit after each epoch (model, optimizer, schedule and
+torch's random state), each written atomically. Run the same command again and it reads them
+back and carries on: the weights are the same, bit for bit, as an uninterrupted run's. Only
+``workers`` may differ between the two commands; another config is refused, naming what
+differs. ``progress/`` is removed once the weights are saved.
 """
 
 from __future__ import annotations
 
+import shutil
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,15 +43,19 @@ from pydantic import Field
 from agents.deal_value import POSITION_FIELDS, DealValue, position
 from evaluation.records import atomic_path, folder_lock, library_versions, write_text
 from evaluation.workers import WorkerPool
-from training.config import _Section
+from training.config import ConfigError, Section
 
 #: The output folder's weights (``agents.deal_value.SHIPPED`` is this file in the shipped one).
 WEIGHTS = "deal_value.npz"
 #: Training positions the report's training R^2 is measured on (the first ones).
 R2_ROWS = 500_000
+#: The output folder's record of a run in progress (removed when the run finishes).
+PROGRESS = "progress"
+#: Config keys an interrupted run may be continued with other values of.
+FREE_ON_RESUME = frozenset({"workers"})
 
 
-class DealValueConfig(_Section):
+class DealValueConfig(Section):
     """What ``train_deal_value`` plays and fits (``configs/deal_value.yaml``)."""
 
     #: The network that plays both seats: ``pretrained`` or a MaskablePPO checkpoint's path.
@@ -76,12 +86,14 @@ class SelfPlay:
 
 
 def train_deal_value(config: DealValueConfig, out: Path) -> dict[str, Any]:
-    """Self-play, fit and save into ``out``; returns what ``report.md`` records."""
+    """Self-play, fit and save into ``out``, carrying on from ``out/progress`` if a run of
+    the same config was stopped there; returns what ``report.md`` records."""
     with folder_lock(out):
+        progress = Progress(out / PROGRESS, config)
         started = time.perf_counter()
-        data = self_play(config)
+        data = self_play(config, progress)
         played = time.perf_counter()
-        network, fit = fit_value(data, config)
+        network, fit = fit_value(data, config, progress)
         finished = time.perf_counter()
         arrays: dict[str, Any] = {k: v.astype(np.float32) for k, v in network.arrays.items()}
         with atomic_path(out / WEIGHTS) as tmp:
@@ -92,24 +104,122 @@ def train_deal_value(config: DealValueConfig, out: Path) -> dict[str, Any]:
             **fit,
             "self_play_s": round(played - started, 1),
             "fit_s": round(finished - played, 1),
+            "read_back": progress.read_back(),
             "versions": library_versions(),
         }
         write_text(out / "config.yaml", yaml.safe_dump(config.model_dump(mode="json")))
         write_text(out / "report.md", _report(summary))
+        progress.finish()
         return summary
 
 
-def self_play(config: DealValueConfig) -> SelfPlay:
-    """Every chunk of ``config.deals`` played by the network, over ``config.workers``."""
+class Progress:
+    """What a run has finished, kept in ``folder``: self-play chunks and the fit's epochs.
+
+    A ``folder`` left by a run of another config is refused (``ConfigError`` naming the keys);
+    one left by the same config is read back. A file that cannot be read is done again.
+    """
+
+    def __init__(self, folder: Path, config: DealValueConfig) -> None:
+        self.folder = folder
+        self.config = config
+        fixed = {k: v for k, v in config.model_dump(mode="json").items() if k not in FREE_ON_RESUME}
+        identity = folder / "config.yaml"
+        if identity.is_file():
+            found = yaml.safe_load(identity.read_text()) or {}
+            differ = sorted(k for k in fixed.keys() | found.keys() if fixed.get(k) != found.get(k))
+            if differ:
+                shown = ", ".join(f"{k}: {found.get(k)} there, {fixed.get(k)} here" for k in differ)
+                raise ConfigError(
+                    f"{folder} holds a stopped run of another config ({shown}); run it with "
+                    "the same config, or delete the folder to start over"
+                )
+        else:
+            folder.mkdir(parents=True, exist_ok=True)
+            write_text(identity, yaml.safe_dump(fixed))
+        self.resumed = {"chunks": 0, "epochs": 0}
+
+    def chunk_path(self, index: int) -> Path:
+        return self.folder / f"chunk_{index:05d}.npz"
+
+    def load_chunk(self, index: int) -> SelfPlay | None:
+        """Chunk ``index`` of self-play if a run finished it, else ``None``."""
+        path = self.chunk_path(index)
+        if not path.is_file():
+            return None
+        try:
+            with np.load(path) as saved:
+                part = SelfPlay(saved["rows"], saved["targets"], saved["deals"])
+        except (OSError, ValueError, KeyError) as error:
+            warnings.warn(f"{path} cannot be read ({error}); playing it again", stacklevel=2)
+            return None
+        self.resumed["chunks"] += 1
+        return part
+
+    def save_chunk(self, index: int, part: SelfPlay) -> None:
+        with atomic_path(self.chunk_path(index)) as tmp:
+            np.savez_compressed(tmp, rows=part.rows, targets=part.targets, deals=part.deals)
+
+    def load_fit(self) -> dict[str, Any] | None:
+        """The fit as its last finished epoch left it, if any."""
+        import torch
+
+        path = self.folder / "fit.pt"
+        if not path.is_file():
+            return None
+        try:
+            state: dict[str, Any] = torch.load(path, weights_only=False)
+        except Exception as error:  # noqa: BLE001 - torch raises many kinds for a bad file
+            warnings.warn(f"{path} cannot be read ({error}); fitting again", stacklevel=2)
+            return None
+        self.resumed["epochs"] = state["epoch"] + 1
+        return state
+
+    def save_fit(self, state: dict[str, Any]) -> None:
+        import torch
+
+        with atomic_path(self.folder / "fit.pt") as tmp:
+            torch.save(state, tmp)
+
+    def read_back(self) -> str:
+        """What this run took from a stopped one, for the report."""
+        chunks = -(-self.config.deals // self.config.chunk)
+        return (
+            f"{self.resumed['chunks']} of {chunks} chunks, "
+            f"{self.resumed['epochs']} of {self.config.epochs} epochs"
+        )
+
+    def finish(self) -> None:
+        shutil.rmtree(self.folder)
+
+
+def self_play(config: DealValueConfig, progress: Progress | None = None) -> SelfPlay:
+    """Every chunk of ``config.deals`` played by the network, over ``config.workers``; with
+    ``progress``, chunks it holds are read back and each new one is saved as it finishes."""
     chunks = [
         (config.network, index, min(config.chunk, config.deals - start), config.seed)
         for index, start in enumerate(range(0, config.deals, config.chunk))
     ]
-    if config.workers == 1:
-        parts = {task[1]: _play_chunk(task) for task in chunks}
+    parts: dict[int, SelfPlay] = {}
+    if progress is not None:
+        for task in chunks:
+            part = progress.load_chunk(task[1])
+            if part is not None:
+                parts[task[1]] = part
+    todo = [task for task in chunks if task[1] not in parts]
+
+    def finished(index: int, part: SelfPlay) -> None:
+        parts[index] = part
+        if progress is not None:
+            progress.save_chunk(index, part)
+
+    if config.workers == 1 or len(todo) <= 1:
+        for task in todo:
+            finished(task[1], _play_chunk(task))
     else:
-        with WorkerPool(min(config.workers, len(chunks))) as pool:
-            parts = {task[1]: part for task, part in pool.results(_play_chunk, chunks)}
+        with WorkerPool(min(config.workers, len(todo))) as pool:
+            for task, part in pool.results(_play_chunk, todo):
+                finished(task[1], part)
     ordered = [parts[index] for index in range(len(chunks))]
     return SelfPlay(
         np.concatenate([p.rows for p in ordered]),
@@ -175,8 +285,11 @@ def _play_chunk(task: tuple[str, int, int, int]) -> SelfPlay:
     return SelfPlay(table, (sign * final[deal_of]).astype(np.float32), deal_of)
 
 
-def fit_value(data: SelfPlay, config: DealValueConfig) -> tuple[DealValue, dict[str, float]]:
-    """The network fitted to ``data`` and its squared errors: held-out R^2 and the rest."""
+def fit_value(
+    data: SelfPlay, config: DealValueConfig, progress: Progress | None = None
+) -> tuple[DealValue, dict[str, float]]:
+    """The network fitted to ``data`` and its squared errors: held-out R^2 and the rest.
+    With ``progress``, the fit is saved after each epoch and carried on from the last saved."""
     import torch
     from torch import nn
 
@@ -197,7 +310,15 @@ def fit_value(data: SelfPlay, config: DealValueConfig) -> tuple[DealValue, dict[
     schedule = torch.optim.lr_scheduler.OneCycleLR(
         optimizer, max_lr=config.learning_rate, total_steps=config.epochs * steps_per_epoch
     )
-    for _ in range(config.epochs):
+    first = 0
+    saved = progress.load_fit() if progress is not None else None
+    if saved is not None:
+        net.load_state_dict(saved["net"])
+        optimizer.load_state_dict(saved["optimizer"])
+        schedule.load_state_dict(saved["schedule"])
+        torch.set_rng_state(saved["rng"])
+        first = saved["epoch"] + 1
+    for epoch in range(first, config.epochs):
         order = torch.randperm(len(train_rows)).numpy()
         for step in range(steps_per_epoch):
             batch = order[step * config.batch_size : (step + 1) * config.batch_size]
@@ -207,6 +328,16 @@ def fit_value(data: SelfPlay, config: DealValueConfig) -> tuple[DealValue, dict[
             loss.backward()
             optimizer.step()
             schedule.step()
+        if progress is not None:
+            progress.save_fit(
+                {
+                    "epoch": epoch,
+                    "net": net.state_dict(),
+                    "optimizer": optimizer.state_dict(),
+                    "schedule": schedule.state_dict(),
+                    "rng": torch.get_rng_state(),
+                }
+            )
     layers = [m for m in net if isinstance(m, nn.Linear)]
     arrays = {}
     for k, layer in enumerate(layers, start=1):
