@@ -52,7 +52,8 @@ class RemoteTraceback(Exception):
 def _serve(connection: Connection, function: Callable[[Any], Any]) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the parent's handler, inherited by fork
-    while (item := connection.recv()) is not None:
+    while (message := connection.recv()) is not None:  # an item comes wrapped: None stops
+        (item,) = message
         try:
             reply: tuple[Any, ...] = (True, function(item))
         except BaseException as error:  # noqa: BLE001 - every failure goes back to the parent
@@ -93,7 +94,7 @@ class WorkerPool:
             there.close()  # the worker holds the only other end: its death ends the pipe
             self.processes[here] = process
             running[here] = queue.popleft()
-            here.send(running[here])
+            here.send((running[here],))
         while running:
             for connection in cast("list[Connection]", wait(list(running))):
                 item = running.pop(connection)
@@ -107,7 +108,7 @@ class WorkerPool:
                     ) from None
                 if queue:
                     running[connection] = queue.popleft()
-                    connection.send(running[connection])
+                    connection.send((running[connection],))
                 else:
                     connection.send(None)
                 if not ok:

@@ -632,6 +632,18 @@ def test_the_pool_returns_every_item_once_and_leaves_no_process() -> None:
     assert processes and not any(p.is_alive() for p in processes)
 
 
+def _is_none(item: object) -> bool:
+    return item is None
+
+
+def test_an_item_that_is_none_is_a_task_like_any_other() -> None:
+    from evaluation.workers import WorkerPool
+
+    with WorkerPool(1) as pool:  # the one worker gets None first, then 0
+        got = list(pool.results(_is_none, [None, 0]))
+    assert got == [(None, True), (0, False)]
+
+
 def test_an_error_in_a_worker_is_raised_with_its_traceback() -> None:
     from evaluation.workers import RemoteTraceback, WorkerPool
 
