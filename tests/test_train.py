@@ -538,3 +538,28 @@ def test_a_run_with_start_in_its_pool_plays_its_clone_unsoftened(tmp_path: Path)
     heads = [f"mlp_extractor.{h}_head.{p}" for h in ("play", "pick") for p in ("weight", "bias")]
     assert all(torch.equal(started[k], clone[k] / 4) for k in heads)
     assert all(torch.equal(started[k], clone[k]) for k in clone if k not in heads)
+
+
+@pytest.mark.parametrize("shared", [True, False])
+def test_a_frozen_snapshot_plays_the_policys_own_masked_choice(shared: bool) -> None:
+    from gymnasium import spaces
+    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+
+    from training.selfplay import FrozenPolicy
+
+    torch.manual_seed(0)
+    policy = MaskableActorCriticPolicy(
+        spaces.Box(-1.0, 1.0, (6,), np.float32),
+        spaces.Discrete(5),
+        lambda _: 1e-3,
+        share_features_extractor=shared,
+    )
+    obs = np.random.default_rng(0).uniform(-1, 1, (64, 6)).astype(np.float32)
+    masks = np.random.default_rng(1).integers(0, 2, (64, 5)).astype(bool)
+    masks[:, 0] = True
+    expected, _ = policy.predict(obs, deterministic=True, action_masks=masks)
+    np.testing.assert_array_equal(
+        FrozenPolicy(policy, seed=0, greedy=True).act_batch(obs, masks), expected
+    )
+    sampled = FrozenPolicy(policy, seed=0).act_batch(obs, masks)
+    assert masks[np.arange(64), sampled].all()

@@ -13,7 +13,7 @@ import copy
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import torch
@@ -154,10 +154,13 @@ class FrozenPolicy:
     @torch.no_grad()
     def act_batch(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """One action per row, sampled from the policy restricted to the legal actions."""
+        from stable_baselines3.common.policies import BasePolicy
+
         obs_t = torch.as_tensor(obs, dtype=torch.float32)
-        features = cast(
-            torch.Tensor,  # one tensor: the policies share their features extractor
-            self.policy.extract_features(obs_t, self.policy.pi_features_extractor),
+        # The base class's method, as sb3-contrib's get_distribution calls it: the actor's
+        # features alone, whether or not the critic shares the extractor.
+        features = BasePolicy.extract_features(
+            self.policy, obs_t, self.policy.pi_features_extractor
         )
         logits = self.policy.action_net(self.policy.mlp_extractor.forward_actor(features))
         logits = logits.masked_fill(torch.as_tensor(masks) == 0, float("-inf"))
