@@ -280,6 +280,7 @@ class GuidedAgent(AlphaBetaAgent):
     """
 
     name = "guided"
+    every_table = False
 
     def __init__(
         self,
@@ -322,14 +323,15 @@ class GuidedAgent(AlphaBetaAgent):
         if info.cards_to_play - 1 <= self.endgame_plies:
             return super().move_values(view, moves)
         determinizer = Determinizer(view, self.rules)
-        deals = [determinizer.sample(self.rng) for _ in range(self.samples)]
+        samples, depth = self.settings(info)
+        deals = [determinizer.sample(self.rng) for _ in range(samples)]
         search = _Tree(self.policy_replies, self.exact_last_round)
         trees = []
         for deal in deals:
             for card, capture in moves:
                 child = deal.copy()
                 child.play_unchecked(card, capture)
-                trees.append(search.expand(child, self.depth - 1))
+                trees.append(search.expand(child, depth - 1))
         values, logits = self.leaf.evaluate(search.positions, Root.of(info, deals[0].dealer))
         exact = AlphaBeta(self.rules, self.valuer)
         if self.blend < 1.0:

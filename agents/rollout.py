@@ -69,6 +69,7 @@ class RolloutAgent(AlphaBetaAgent):
     """
 
     name = "rollout"
+    every_table = False
 
     def __init__(
         self,

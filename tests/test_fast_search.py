@@ -1,11 +1,21 @@
-"""The alpha-beta search player: its exact endgame on positions solved by hand, and legal,
-reproducible play through ``scopa_v0``."""
+"""The alpha-beta search player: its exact endgame on positions solved by hand, its search by
+sides against plain minimax at every table, its defaults by table, and legal, reproducible play
+through ``scopa_v0``."""
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 import pytest
-from conftest import SEVENS_AND_COINS, assert_plays_a_match, last_round, observe_deal, play_deals
+from conftest import (
+    SEVENS_AND_COINS,
+    assert_plays_a_match,
+    choice_at,
+    last_round,
+    observe_deal,
+    play_deals,
+)
 
 from agents import AlphaBetaAgent, make_agent
 from agents.alphabeta import AlphaBeta
@@ -14,6 +24,7 @@ from scopa_env import scopa_v0
 from scopa_env.captures import consistent_sets
 from scopa_env.cards import mask_of, parse_card, parse_cards
 from scopa_env.engine import Deal
+from scopa_env.info_state import InfoState
 from scopa_env.rules import Rules
 
 
@@ -102,6 +113,50 @@ def test_pruned_search_to_the_end_matches_plain_minimax(seed: int) -> None:
         deal.play(moves[rng.integers(len(moves))])
     search = AlphaBeta(deal.rules, MoveValuer(deal.rules))
     assert search.value(deal, 40, 0) == 100 * plain_minimax(deal)
+
+
+def plain_side_minimax(deal: Deal) -> Fraction:
+    """Side 0's reward with every seat perfect, at any table: its points minus the mean of the
+    other sides' (RULES.md section 8); side 0's seats maximise it, every other seat minimises
+    it. No pruning, no ordering, no memo."""
+    if deal.is_over:
+        totals = [side.total for side in deal.score()]
+        return totals[0] - Fraction(sum(totals[1:]), len(totals) - 1)
+    values = []
+    for move in deal.legal_moves():
+        child = deal.copy()
+        child.play(move)
+        values.append(plain_side_minimax(child))
+    return max(values) if deal.current_player % deal.kind.sides == 0 else min(values)
+
+
+@pytest.mark.parametrize("table", ["scopa_3", "scopa_4", "scopa_6", "scopone"])
+@pytest.mark.parametrize("seed", range(4))
+def test_pruned_search_matches_plain_minimax_at_every_table(table: str, seed: int) -> None:
+    rules = Rules(napola=seed % 2 == 1)
+    deal = Deal.new(np.random.default_rng(seed), rules=rules, kind=table)
+    rng = np.random.default_rng(200 + seed)
+    plies = 6 if table == "scopa_3" else 7  # to the end: seat 0's side maximises, then not
+    while deal.is_over is False and _plays_left(deal) > plies or deal.current_player != 0:
+        moves = deal.legal_moves()
+        deal.play(moves[rng.integers(len(moves))])
+    search = AlphaBeta(rules, MoveValuer(rules))
+    assert search.value(deal, 40, 0) == 100 * plain_side_minimax(deal)
+
+
+def _plays_left(deal: Deal) -> int:
+    return sum(len(hand) for hand in deal.hands) + len(deal.stock)
+
+
+@pytest.mark.parametrize(
+    ("table", "expected"),
+    [("scopa", (32, 3)), ("scopa_3", (32, 4)), ("scopa_4", (32, 5)), ("scopa_6", (32, 7)),
+     ("scopone", (8, 5)), ("scopone_scientifico", (8, 5))],
+)  # fmt: skip
+def test_the_default_search_reaches_my_next_move_at_every_table(table, expected) -> None:
+    info = InfoState.from_observation(choice_at(table)["observation"])  # the first rounds
+    assert AlphaBetaAgent().settings(info) == expected
+    assert AlphaBetaAgent(samples=5, depth=2).settings(info) == (5, 2)
 
 
 @pytest.mark.parametrize("preset", ["scopa", "scopa_a_quindici", "asso_pigliatutto", "napola"])
