@@ -211,3 +211,9 @@ def test_a_search_is_told_apart_by_the_network_it_plays_with(name: str) -> None:
     assert _fingerprint(shipped) == _fingerprint(make_agent("pretrained"))
     assert _fingerprint(previous) == _fingerprint(make_agent("pretrained_v4"))
     assert _fingerprint(shipped) != _fingerprint(previous)
+
+
+@pytest.mark.parametrize("name", ["ladder.yaml", "ladder_scopa_4.yaml"])
+def test_the_shipped_ladders_validate(name: str) -> None:
+    config = load_ladder_config(Path(__file__).resolve().parents[1] / "configs" / name)
+    assert len(config.players) >= 7 and config.deals >= 35
