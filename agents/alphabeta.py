@@ -171,7 +171,8 @@ def _side_piles(piles: tuple[int, ...], sides: int) -> tuple[int, ...]:
 
 
 def _for_side(values: tuple[int, ...], extra: tuple[int, ...], side: int) -> int:
-    """Side ``side``'s value plus extra, minus the mean of the other sides' (rounded down)."""
+    """Side ``side``'s total (value plus extra) minus the mean of the other sides' totals,
+    rounded down."""
     totals = [v + e for v, e in zip(values, extra, strict=True)]
     others = len(totals) - 1
     rest = sum(totals) - totals[side]
@@ -181,7 +182,9 @@ def _for_side(values: tuple[int, ...], extra: tuple[int, ...], side: int) -> int
 class AlphaBetaAgent(RuleAgent):
     """Search player: alpha-beta on sampled deals, exact once the stock is empty.
 
-    About 2 ms of CPU a move at the defaults (the harness's measure, on 2 shared cores).
+    About 2 ms of CPU a move at the defaults in two-player Scopa (the harness's measure, on 2
+    shared cores); 4 ms at ``scopa_3``, 7 at ``scopa_4``, 24 at ``scopa_6`` and 62 at
+    ``scopone``, where the hands of nine cards make every ply wide.
 
     Args:
         rules: the rules (a ``Rules``, preset name or option dict).
