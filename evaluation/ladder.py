@@ -375,7 +375,7 @@ def markdown(result: LadderResult, header: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def plot(result: LadderResult, path: Path) -> None:
+def plot(result: LadderResult, path: Path, table: str = "scopa") -> None:
     """Elo (95% CI) against CPU ms a move on a log axis, one labelled point per player."""
     import matplotlib
 
@@ -397,7 +397,7 @@ def plot(result: LadderResult, path: Path) -> None:
     ax.margins(x=0.12, y=0.08)
     ax.set_xlabel("CPU ms a move (log scale)")
     ax.set_ylabel("Elo (Bradley-Terry, 95% CI)")
-    ax.set_title("strength ladder: duplicate deals, every pairing")
+    ax.set_title(f"strength ladder at {table}: duplicate deals, every pairing")
     ax.grid(True, which="both", alpha=0.3)
     fig.tight_layout()
     with atomic_path(path) as tmp:
@@ -428,5 +428,5 @@ def write_ladder(out: Path, result: LadderResult, header: dict[str, Any]) -> str
     text = markdown(result, header)
     write_text(out / "ladder.md", text)
     if result.rows:
-        plot(result, out / "ladder.png")
+        plot(result, out / "ladder.png", str(header.get("table", "scopa")))
     return text
