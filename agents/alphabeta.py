@@ -131,7 +131,7 @@ class AlphaBeta:
         of the other sides'."""
         piles = seat_piles = deal.masks["piles"]
         if len(seat_piles) != 2:
-            piles = _side_piles(seat_piles, deal.kind.sides)
+            piles = deal.team_piles
         points = self._final.get(piles)
         if points is None:
             scored = score_piles(piles, (0,) * len(piles), self.rules)
@@ -155,19 +155,8 @@ class AlphaBeta:
             scope = deal.scope
             diff = value(piles[0]) - value(piles[1]) + sweep * (scope[0] - scope[1])
             return diff if me == 0 else -diff
-        sides = deal.kind.sides
-        worth = tuple(value(pile) for pile in _side_piles(piles, sides))
-        return _for_side(worth, tuple(sweep * n for n in deal.team_scope), me % sides)
-
-
-def _side_piles(piles: tuple[int, ...], sides: int) -> tuple[int, ...]:
-    """Each side's capture pile (its seats' piles pooled), in side order."""
-    if len(piles) == sides:
-        return piles
-    pooled = [0] * sides
-    for seat, pile in enumerate(piles):
-        pooled[seat % sides] |= pile
-    return tuple(pooled)
+        worth = tuple(value(pile) for pile in deal.team_piles)
+        return _for_side(worth, tuple(sweep * n for n in deal.team_scope), me % len(worth))
 
 
 def _for_side(values: tuple[int, ...], extra: tuple[int, ...], side: int) -> int:

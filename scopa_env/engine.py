@@ -455,6 +455,12 @@ class Deal:
         return tuple(cards_of(pile) for pile in self._team_piles())
 
     @property
+    def team_piles(self) -> tuple[int, ...]:
+        """The capture pile of each side as a card mask (its seats' piles pooled), in side
+        order: ``team_captures`` for fast players."""
+        return self._team_piles()
+
+    @property
     def team_scope(self) -> tuple[int, ...]:
         """The scope of each side this deal (its seats' scope pooled), in side order."""
         sides = self._kind.sides

@@ -305,6 +305,7 @@ def test_case_36_partners_pool_scope_and_the_last_capture_of_a_partner() -> None
     assert set(deal.captures[2]) == set(cards("3B 3S KB"))
     assert set(deal.team_captures[0]) == set(cards("5D 5C 3B 3S KB"))
     assert len(deal.team_captures[1]) == 35
+    assert deal.team_piles[0] == mask_of(cards("5D 5C 3B 3S KB"))
     a, b = deal.score()
     assert (a.scope, b.scope) == (2, 0) and (a.cards, b.cards) == (0, 1)
 
