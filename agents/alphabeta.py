@@ -161,7 +161,8 @@ class AlphaBeta:
 
 def _for_side(values: tuple[int, ...], extra: tuple[int, ...], side: int) -> int:
     """Side ``side``'s total (value plus extra) minus the mean of the other sides' totals,
-    rounded down."""
+    rounded down: the environments' reward (``agents.ismcts.side_rewards`` on a finished deal)
+    in whole hundredths, for any values, memoised piles or material alike."""
     totals = [v + e for v, e in zip(values, extra, strict=True)]
     others = len(totals) - 1
     rest = sum(totals) - totals[side]
@@ -184,7 +185,8 @@ class AlphaBetaAgent(RuleAgent):
         depth: plies searched before the material evaluation, the root move included; by
             default one more than the seats (3 at two players).
         endgame_plies: search exactly to the end of the deal when at most this many plies
-            follow the root move (five: from the last round on, where it costs one sample).
+            follow the root move (five: from the last round on, where at two players it
+            costs one sample; at more seats every sample is searched to the end).
         seed: seed of the player's own randomness (the sampled deals).
         values: the card values of the material evaluation and the move ordering.
         infer: weigh the sampled deals by how likely the opponent's plays this round were
