@@ -1,4 +1,4 @@
-"""``scopa compare``: two players' difference against one opponent, paired deck by deck.
+"""``scopa compare``: two players' difference against the same opponents, paired deck by deck.
 
 ``evaluation.compare`` documents what is compared and why it is tighter than two reports.
 """
@@ -17,18 +17,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         nargs=2,
         type=Path,
         metavar="RUN",
-        help="two folders of head-to-head `scopa eval` runs with the same seed, rules and "
-        "table, sharing one player (the opponent)",
+        help="two folders of `scopa eval` runs with the same seed, rules and table whose "
+        "players are the same but one (head to head: sharing the opponent)",
     )
 
 
 def run(args: argparse.Namespace) -> int:
-    c = compare_runs(*args.runs)
-    print(
-        f"| A | B | against | decks | A points/deal | B points/deal | A - B | correlation |\n"
-        f"|---|---|---|---:|---:|---:|---:|---:|\n"
-        f"| {c.player_a} | {c.player_b} | {c.opponent} | {c.decks} | {c.points_a:+.3f} | "
-        f"{c.points_b:+.3f} | {c.difference:+.3f} ± {c.difference_ci:.3f} | "
-        f"{c.correlation:.2f} |"
-    )
+    print("| A | B | against | decks | A points/deal | B points/deal | A - B | correlation |")
+    print("|---|---|---|---:|---:|---:|---:|---:|")
+    for c in compare_runs(*args.runs):
+        print(
+            f"| {c.player_a} | {c.player_b} | {c.opponent} | {c.decks} | {c.points_a:+.3f} | "
+            f"{c.points_b:+.3f} | {c.difference:+.3f} ± {c.difference_ci:.3f} | "
+            f"{c.correlation:.2f} |"
+        )
     return 0

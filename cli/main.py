@@ -47,7 +47,9 @@ COMMANDS: dict[str, Command] = {
     "play": Command("cli.play", "play a match against an agent in the terminal"),
     "eval": Command("cli.eval", "evaluate agents against each other"),
     "ladder": Command("cli.ladder", "rank players by Elo in a round-robin from a config"),
-    "compare": Command("cli.compare", "two players against one opponent, paired deck by deck"),
+    "compare": Command(
+        "cli.compare", "two players against the same opponents, paired deck by deck"
+    ),
     "train": Command("cli.train", "train an agent from a config"),
     "value": Command("cli.value", "train the deal-value network ismcts_value searches with"),
     "bench": Command("cli.bench", "benchmark the engine against OpenSpiel"),

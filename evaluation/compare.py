@@ -1,4 +1,4 @@
-"""Two players against one opponent on the same decks: their difference, paired deck by deck.
+"""Two players against the same opponents on the same decks: their difference, paired deck by deck.
 
 Two head-to-head evaluations with the same seed, rules and table play the same decks
 (``harness.duplicate_deck`` depends on nothing else). Variants of one player (a search at two
@@ -86,9 +86,15 @@ def paired_comparison(
     )
 
 
-def compare_runs(run_a: Path, run_b: Path) -> PairedComparison:
-    """Pair two head-to-head runs of ``scopa eval`` (their folders) through the player they
-    share; refuses runs that did not play the same decks or share no single player."""
+def compare_runs(run_a: Path, run_b: Path) -> list[PairedComparison]:
+    """Pair two runs of ``scopa eval`` (their folders) whose players are the same but one:
+    that player of each against every player they share, one comparison per shared player.
+
+    Head-to-head runs share one player, the opponent. Round robins and free-for-alls (a
+    table of three or more seats, one player a seat) share the rest of the field, and each
+    comparison pairs the two players' points against one of its members in the same games.
+    Refuses runs that did not play the same decks or whose players differ by more than one.
+    """
     identity_a, identity_b = _identity(run_a), _identity(run_b)
     for key in _SAME_DECKS:
         if identity_a[key] != identity_b[key]:
@@ -97,16 +103,19 @@ def compare_runs(run_a: Path, run_b: Path) -> PairedComparison:
                 f"({identity_a[key]!r} and {identity_b[key]!r})"
             )
     players_a, players_b = identity_a["players"], identity_b["players"]
-    common = set(players_a) & set(players_b)
-    if len(common) != 1:
+    only_a = [p for p in players_a if p not in players_b]
+    only_b = [p for p in players_b if p not in players_a]
+    if len(players_a) != len(players_b) or len(only_a) != 1 or len(only_b) != 1:
         raise EvaluationError(
-            f"the runs must share exactly one player, the opponent both were measured "
-            f"against: {run_a} played {players_a}, {run_b} played {players_b}"
+            f"the runs must have the same players but one, the two compared: {run_a} played "
+            f"{players_a}, {run_b} played {players_b}"
         )
-    (opponent,) = common
-    (player_a,) = (p for p in players_a if p != opponent)
-    (player_b,) = (p for p in players_b if p != opponent)
-    return paired_comparison(_records(run_a), _records(run_b), player_a, player_b, opponent)
+    records_a, records_b = _records(run_a), _records(run_b)
+    return [
+        paired_comparison(records_a, records_b, only_a[0], only_b[0], opponent)
+        for opponent in players_a
+        if opponent != only_a[0]
+    ]
 
 
 def _identity(run: Path) -> dict[str, Any]:
@@ -123,11 +132,6 @@ def _identity(run: Path) -> dict[str, Any]:
         valid = False
     if not valid:
         raise EvaluationError(f"{path} is not a run's record of its decks")
-    players = identity["players"]
-    if len(players) != 2:
-        raise EvaluationError(
-            f"{run} evaluated {len(players)} players; compare takes head-to-head runs of two"
-        )
     return dict(identity)
 
 
