@@ -67,6 +67,8 @@ _INF = 1 << 30
 #: Deals sampled per decision by default, and while hands hold more than three cards.
 SAMPLES = 32
 WIDE_SAMPLES = 8
+#: How the other players play in the search at a table of three sides (``scopa_3``).
+SEARCHES = ("paranoid", "maxn")
 
 
 class AlphaBeta:
@@ -115,6 +117,32 @@ class AlphaBeta:
                 break
         return best
 
+    def totals(self, deal: Deal, depth: int) -> tuple[int, ...]:
+        """The max-n search: every side's total (points or material, scope included, in
+        hundredths) where the deal goes when each seat plays for its own side's reward, its
+        total minus the mean of the others' (ties to the first move in greedy order).
+
+        With two sides this picks the moves minimax does; with three each other player plays
+        for itself rather than against ``me``. Nothing is pruned: the sides' rewards sum to
+        zero, but their totals, which the leaves give, are not bounded tightly enough to cut.
+        """
+        if deal.is_over:
+            return self.final_totals(deal)
+        if depth == 0:
+            return self.material_totals(deal)
+        sides = deal.kind.sides
+        side = deal.current_player % sides
+        best: tuple[int, ...] = ()
+        best_reward = -_INF
+        for card, capture in self.ordered(deal):
+            child = deal.copy()
+            child.play_unchecked(card, capture)
+            totals = self.totals(child, depth - 1)
+            reward = sides * totals[side] - sum(totals)
+            if reward > best_reward:
+                best, best_reward = totals, reward
+        return best
+
     def ordered(self, deal: Deal) -> list[MaskMove]:
         """The legal moves, best greedy value first (captures, sweeps, safe trails)."""
         moves = deal.legal_mask_moves()
@@ -132,10 +160,7 @@ class AlphaBeta:
         piles = seat_piles = deal.masks["piles"]
         if len(seat_piles) != 2:
             piles = deal.team_piles
-        points = self._final.get(piles)
-        if points is None:
-            scored = score_piles(piles, (0,) * len(piles), self.rules)
-            points = self._final[piles] = tuple(side.total for side in scored)
+        points = self._points(piles)
         if len(seat_piles) == 2:  # two players, the hot path
             scope = deal.scope
             diff = POINT * (points[0] - points[1] + scope[0] - scope[1])
@@ -144,6 +169,18 @@ class AlphaBeta:
         return _for_side(
             tuple(POINT * p for p in points), tuple(POINT * n for n in scope), me % len(points)
         )
+
+    def final_totals(self, deal: Deal) -> tuple[int, ...]:
+        """Each side's points, scope included, of a finished deal, in hundredths."""
+        points = self._points(deal.team_piles)
+        return tuple(POINT * (p + n) for p, n in zip(points, deal.team_scope, strict=True))
+
+    def _points(self, piles: tuple[int, ...]) -> tuple[int, ...]:
+        points = self._final.get(piles)
+        if points is None:
+            scored = score_piles(piles, (0,) * len(piles), self.rules)
+            points = self._final[piles] = tuple(side.total for side in scored)
+        return points
 
     def material(self, deal: Deal, me: int) -> int:
         """The material balance for ``me``'s side: pile values and scope, against the mean of
@@ -157,6 +194,14 @@ class AlphaBeta:
             return diff if me == 0 else -diff
         worth = tuple(value(pile) for pile in deal.team_piles)
         return _for_side(worth, tuple(sweep * n for n in deal.team_scope), me % len(worth))
+
+    def material_totals(self, deal: Deal) -> tuple[int, ...]:
+        """Each side's material, pile values and scope, in hundredths."""
+        value, sweep = self.valuer.value, self.valuer.sweep
+        return tuple(
+            value(pile) + sweep * n
+            for pile, n in zip(deal.team_piles, deal.team_scope, strict=True)
+        )
 
 
 def _for_side(values: tuple[int, ...], extra: tuple[int, ...], side: int) -> int:
@@ -202,6 +247,10 @@ class AlphaBetaAgent(RuleAgent):
         capture_bonus: the opponent model's preference for capturing over trailing, in
             nats added to every capture (the search player at 300 iterations trails about one
             time in eight when it could capture).
+        search: how the other players play in the search at a table of three sides
+            (``scopa_3``): ``"paranoid"``, both against me (``AlphaBeta.value``), or
+            ``"maxn"``, each for itself (``AlphaBeta.totals``). With two sides both are
+            minimax.
     """
 
     name = "alphabeta"
@@ -222,8 +271,12 @@ class AlphaBetaAgent(RuleAgent):
         temperature: float = TEMPERATURE,
         uniform: float = UNIFORM,
         capture_bonus: float = CAPTURE_BONUS,
+        search: str = "paranoid",
     ) -> None:
         super().__init__(rules, seed)
+        if search not in SEARCHES:
+            raise ValueError(f"search must be one of {', '.join(SEARCHES)}, got {search!r}")
+        self.search = search
         if (samples is not None and samples < 1) or (depth is not None and depth < 1):
             raise ValueError(f"samples and depth must be at least 1, got {samples} and {depth}")
         if candidates is not None and candidates < (samples or SAMPLES):
@@ -312,14 +365,25 @@ class AlphaBetaAgent(RuleAgent):
         info = view.info
         determinizer = Determinizer(view, self.rules)
         depth = info.cards_to_play - 1 if self.solves_exactly(info) else self.settings(info)[1] - 1
-        value = AlphaBeta(self.rules, self.valuer).value  # its memo lives for one decision
+        search = AlphaBeta(self.rules, self.valuer)  # its memo lives for one decision
+        value = search.value
+        sides = view.table.sides
+        maxn = self.search_kind(sides) == "maxn"
         totals = [0] * len(moves)
         for deal, count in self.sampled_deals(determinizer, info):
             for i, (card, capture) in enumerate(moves):
                 child = deal.copy()
                 child.play_unchecked(card, capture)
-                totals[i] += count * value(child, depth, 0)
+                if maxn:
+                    ends = search.totals(child, depth)
+                    totals[i] += count * ((sides * ends[0] - sum(ends)) // (sides - 1))
+                else:
+                    totals[i] += count * value(child, depth, 0)
         return totals
+
+    def search_kind(self, sides: int) -> str:
+        """``"minimax"`` with two sides; with three, the ``search`` asked for."""
+        return "minimax" if sides == 2 else self.search
 
     def sampled_deals(self, determinizer: Determinizer, info: InfoState) -> list[tuple[Deal, int]]:
         """The deals to search, each with how many of the ``samples`` it stands for.

@@ -144,6 +144,68 @@ def test_pruned_search_matches_plain_minimax_at_every_table(table: str, seed: in
     assert search.value(deal, 40, 0) == 100 * plain_side_minimax(deal)
 
 
+def plain_maxn(deal: Deal, search: AlphaBeta) -> tuple[Fraction, ...]:
+    """Every side's points where each seat plays for its own side's reward (its points minus
+    the mean of the other sides'), ties to the first move in greedy order (``search.ordered``).
+    No pruning, no memo; points from ``Deal.score``."""
+    if deal.is_over:
+        return tuple(Fraction(side.total) for side in deal.score())
+    side = deal.current_player % deal.kind.sides
+
+    def reward(totals: tuple[Fraction, ...]) -> Fraction:
+        return totals[side] - Fraction(sum(totals) - totals[side], len(totals) - 1)
+
+    best: tuple[Fraction, ...] = ()
+    for card, capture in search.ordered(deal):
+        child = deal.copy()
+        child.play_unchecked(card, capture)
+        totals = plain_maxn(child, search)
+        if not best or reward(totals) > reward(best):
+            best = totals
+    return best
+
+
+@pytest.mark.parametrize("table", ["scopa_3", "scopa_4"])
+@pytest.mark.parametrize("seed", range(4))
+def test_maxn_search_matches_plain_maxn(table: str, seed: int) -> None:
+    rules = Rules(napola=seed % 2 == 1)
+    deal = Deal.new(np.random.default_rng(seed), rules=rules, kind=table)
+    rng = np.random.default_rng(300 + seed)
+    while _plays_left(deal) > 7 or deal.current_player != 0:
+        moves = deal.legal_moves()
+        deal.play(moves[rng.integers(len(moves))])
+    search = AlphaBeta(rules, MoveValuer(rules))
+    totals = search.totals(deal, 40)
+    assert totals == tuple(100 * t for t in plain_maxn(deal, search))
+    if table == "scopa_4":  # two sides: each playing for itself is minimax
+        assert totals[0] - totals[1] == search.value(deal, 40, 0)
+
+
+def test_maxn_and_paranoid_differ_at_three_sides() -> None:
+    """At ``scopa_3`` the two searches disagree on some positions: the paranoid search has the
+    other two players conspire against seat 0, max-n has each play for itself."""
+    rules = Rules()
+    differ = 0
+    for seed in range(6):
+        deal = Deal.new(np.random.default_rng(seed), rules=rules, kind="scopa_3")
+        rng = np.random.default_rng(400 + seed)
+        while _plays_left(deal) > 7 or deal.current_player != 0:
+            moves = deal.legal_moves()
+            deal.play(moves[rng.integers(len(moves))])
+        search = AlphaBeta(rules, MoveValuer(rules))
+        totals = search.totals(deal, 40)
+        maxn = (3 * totals[0] - sum(totals)) // 2
+        paranoid = search.value(deal, 40, 0)
+        assert paranoid <= maxn  # the paranoid value is seat 0's worst case
+        differ += paranoid < maxn
+    assert differ
+
+
+def test_unknown_search_is_refused() -> None:
+    with pytest.raises(ValueError, match="search must be one of paranoid, maxn"):
+        AlphaBetaAgent(search="selfish")
+
+
 def _plays_left(deal: Deal) -> int:
     return sum(len(hand) for hand in deal.hands) + len(deal.stock)
 
