@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from agents.alphabeta import AlphaBetaAgent
+from agents.alphabeta_value import ValueAlphaBetaAgent
 from agents.base import Agent, RuleAgent, reset_agent
 from agents.greedy import GreedyAgent
 from agents.guided import GuidedAgent
@@ -41,6 +42,7 @@ AGENTS: dict[str, type] = {
     "ismcts_prior": PriorISMCTSAgent,
     "ismcts_value": ValueISMCTSAgent,
     "alphabeta": AlphaBetaAgent,
+    "alphabeta_value": ValueAlphaBetaAgent,
     "guided": GuidedAgent,
     "rollout": RolloutAgent,
     "openspiel-ismcts": OpenSpielISMCTSAgent,
@@ -137,6 +139,7 @@ __all__ = [
     "RandomAgent",
     "RolloutAgent",
     "RuleAgent",
+    "ValueAlphaBetaAgent",
     "check_options",
     "make_agent",
     "reset_agent",

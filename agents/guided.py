@@ -22,6 +22,7 @@ What each variant scored is in the ``GuidedAgent`` docstring.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -247,7 +248,73 @@ def load_network(network: str) -> tuple[Path, Any]:
     return path, model.policy
 
 
-class GuidedAgent(AlphaBetaAgent):
+class LineSearchAgent(AlphaBetaAgent, ABC):
+    """Minimax on sampled deals over every line of ``depth`` plies, whose leaves a learnt value
+    judges (``leaf_values``), ``blend`` of it and the rest the material balance.
+
+    The lines of each sampled deal are expanded first (``LineTree``) and all their leaves
+    valued in one batch, which is what makes a network affordable inside the search. The last
+    round is solved exactly (``AlphaBetaAgent``'s endgame). ``GuidedAgent`` values the leaves
+    with the policy network's value head, ``agents.alphabeta_value`` with ``DealValue``.
+    """
+
+    every_table = False
+    #: The learnt value's share of a leaf's value (the rest the material balance).
+    blend = 1.0
+    #: Whether the opponent's replies are weighed by the network's policy (``LineTree``).
+    policy_replies = False
+    #: Whether lines that reach the deal's last round are solved exactly inside a sample.
+    exact_last_round = False
+
+    def _check_blend(self, blend: float) -> float:
+        if not 0.0 <= blend <= 1.0:
+            raise ValueError(
+                f"blend is the learnt value's weight in the leaf value, 0 to 1: got {blend}"
+            )
+        return float(blend)
+
+    @abstractmethod
+    def leaf_values(
+        self, positions: list[Deal], info: InfoState, deals: list[Deal]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Each position's value for seat 0 in points, and the 80 action logits of its seat
+        to move where ``policy_replies`` needs them (an empty array otherwise)."""
+
+    def sample_weights(self, deals: list[Deal]) -> np.ndarray:
+        """Each sampled deal's weight in the totals, ``samples`` in all (1 each here)."""
+        return np.ones(len(deals))
+
+    def move_values(self, view: SeatView, moves: list[MaskMove]) -> list[int]:
+        info = view.info
+        if info.cards_to_play - 1 <= self.endgame_plies:
+            return super().move_values(view, moves)
+        determinizer = Determinizer(view, self.rules)
+        samples, depth = self.settings(info)
+        deals = [determinizer.sample(self.rng) for _ in range(samples)]
+        search = LineTree(self.policy_replies, self.exact_last_round)
+        trees = []
+        for deal in deals:
+            for card, capture in moves:
+                child = deal.copy()
+                child.play_unchecked(card, capture)
+                trees.append(search.expand(child, depth - 1))
+        values, logits = self.leaf_values(search.positions, info, deals)
+        exact = AlphaBeta(self.rules, self.valuer)
+        if self.blend < 1.0:
+            material = np.fromiter(
+                (exact.material(d, 0) for d in search.positions), np.float64, len(values)
+            )
+            values = self.blend * values + (1.0 - self.blend) / POINT * material
+        weights = self.sample_weights(deals)
+        totals = [0.0] * len(moves)
+        for k, tree in enumerate(trees):
+            totals[k % len(moves)] += weights[k // len(moves)] * search.reduce(
+                tree, values, logits, exact
+            )
+        return [round(POINT * t) for t in totals]
+
+
+class GuidedAgent(LineSearchAgent):
     """Search player: minimax on sampled deals whose leaves the network values (module doc).
 
     About 13 ms of CPU a move at the defaults (the harness's measure, on 2 shared cores). Over
@@ -298,15 +365,11 @@ class GuidedAgent(AlphaBetaAgent):
         values: CardValues | None = None,
     ) -> None:
         super().__init__(rules, samples, depth, endgame_plies, seed, values)
-        if not 0.0 <= blend <= 1.0:
-            raise ValueError(
-                f"blend is the network's weight in the leaf value, 0 to 1: got {blend}"
-            )
+        self.blend = self._check_blend(blend)
         import torch
 
         torch.set_num_threads(torch_threads)
         self.network = network
-        self.blend = float(blend)
         if replies not in ("min", "policy"):
             raise ValueError(f"replies is 'min' or 'policy', got {replies!r}")
         self.policy_replies = replies == "policy"
@@ -318,34 +381,10 @@ class GuidedAgent(AlphaBetaAgent):
         self.path, policy = load_network(network)  # the checkpoint it plays with
         self.leaf = LeafValuer(policy)
 
-    def move_values(self, view: SeatView, moves: list[MaskMove]) -> list[int]:
-        info = view.info
-        if info.cards_to_play - 1 <= self.endgame_plies:
-            return super().move_values(view, moves)
-        determinizer = Determinizer(view, self.rules)
-        samples, depth = self.settings(info)
-        deals = [determinizer.sample(self.rng) for _ in range(samples)]
-        search = _Tree(self.policy_replies, self.exact_last_round)
-        trees = []
-        for deal in deals:
-            for card, capture in moves:
-                child = deal.copy()
-                child.play_unchecked(card, capture)
-                trees.append(search.expand(child, depth - 1))
-        values, logits = self.leaf.evaluate(search.positions, Root.of(info, deals[0].dealer))
-        exact = AlphaBeta(self.rules, self.valuer)
-        if self.blend < 1.0:
-            material = np.fromiter(
-                (exact.material(d, 0) for d in search.positions), np.float64, len(values)
-            )
-            values = self.blend * values + (1.0 - self.blend) / POINT * material
-        weights = self.sample_weights(deals)
-        totals = [0.0] * len(moves)
-        for k, tree in enumerate(trees):
-            totals[k % len(moves)] += weights[k // len(moves)] * search.reduce(
-                tree, values, logits, exact
-            )
-        return [round(POINT * t) for t in totals]
+    def leaf_values(
+        self, positions: list[Deal], info: InfoState, deals: list[Deal]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        return self.leaf.evaluate(positions, Root.of(info, deals[0].dealer))
 
     def sample_weights(self, deals: list[Deal]) -> np.ndarray:
         """Each sampled deal's weight, ``samples`` in all: the likelihood of the opponent's
@@ -384,7 +423,7 @@ class GuidedAgent(AlphaBetaAgent):
 _TO_THE_END = 40  # plies: more than any deal has left
 
 
-class _Tree:
+class LineTree:
     """Every line of a few plies from a position, and its minimax value once the network has
     valued the positions it ends in (``positions``).
 

@@ -153,7 +153,7 @@ def test_bad_options_are_refused(options: dict, error: type, match: str) -> None
 def test_the_policy_weighs_the_opponents_cards_and_each_card_takes_its_best_capture() -> None:
     from agents.alphabeta import AlphaBeta
     from agents.greedy import MoveValuer
-    from agents.guided import _Tree
+    from agents.guided import LineTree
 
     a, b = parse_card("7D"), parse_card("3S")
     values = np.array([1.0, -1.0, 2.0])  # seat 0's: a's two captures, then b
@@ -162,9 +162,9 @@ def test_the_policy_weighs_the_opponents_cards_and_each_card_takes_its_best_capt
     replies = (1, 0, [a, a, b], [0, 1, 2])
     exact = AlphaBeta(Rules(), MoveValuer(Rules()))
     # a's better capture for the opponent leaves -1: 1/4 * -1 + 3/4 * 2.
-    assert _Tree(True, False).reduce(replies, values, logits, exact) == pytest.approx(1.25)
-    assert _Tree(False, False).reduce((1, -1, [a, a, b], [0, 1, 2]), values, logits, exact) == -1
-    assert _Tree(False, False).reduce((0, -1, [a, a, b], [0, 1, 2]), values, logits, exact) == 2
+    assert LineTree(True, False).reduce(replies, values, logits, exact) == pytest.approx(1.25)
+    assert LineTree(False, False).reduce((1, -1, [a, a, b], [0, 1, 2]), values, logits, exact) == -1
+    assert LineTree(False, False).reduce((0, -1, [a, a, b], [0, 1, 2]), values, logits, exact) == 2
 
 
 def test_the_history_rebuilds_what_the_opponent_saw_before_each_play() -> None:

@@ -1,0 +1,76 @@
+"""A search guided by a learnt value: determinized minimax whose leaves ``DealValue`` judges.
+
+Each decision samples ``samples`` deals consistent with what the player has seen, as
+``agents.alphabeta`` does, and expands every line of ``depth`` plies from each root move in
+each of them (``agents.guided.LineSearchAgent``). The positions the lines end in are valued
+in one batch by ``DealValue`` (``agents.deal_value``), which reads the sampled deal whole, both
+hands included, the same perfect information each sample gives the search, and estimates the
+point difference the deal ends with. ``blend`` of that and the rest ``alphabeta``'s material
+balance make a leaf's value; the lines are reduced by minimax per sample, the root moves share
+the samples and the best total wins. The last round is solved exactly.
+
+``guided`` is the same search with the policy network's value head at the leaves, which sees
+only the seat's observation; ``ismcts_value`` puts ``DealValue`` at the leaves of ISMCTS.
+Measured strength is in the README ("Results").
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from agents.deal_value import SHIPPED, DealValue, position
+from agents.guided import LineSearchAgent
+from agents.values import CardValues
+from scopa_env.engine import Deal
+from scopa_env.info_state import InfoState
+from scopa_env.rules import Rules
+
+
+class ValueAlphaBetaAgent(LineSearchAgent):
+    """Search player: minimax on sampled deals whose leaves ``DealValue`` values (module doc).
+
+    Args:
+        rules: the rules (a ``Rules``, preset name or option dict).
+        samples: deals sampled per decision before the last round.
+        depth: plies of every line, the root move included (three: my move, the opponent's
+            reply and mine, so the leaf has the opponent to move).
+        endgame_plies: search exactly to the end of the deal when at most this many plies
+            follow the root move (the last round).
+        value: the path of a ``DealValue`` network (``.npz``); the shipped one by default.
+        blend: ``DealValue``'s share of a leaf's value, the rest the material balance.
+        exact_last_round: solve exactly the lines that reach the last round inside a sample.
+        seed: seed of the player's own randomness (the sampled deals).
+        values: the card values of the material balance and the move ordering.
+    """
+
+    name = "alphabeta_value"
+
+    def __init__(
+        self,
+        rules: Rules | str | None = None,
+        samples: int = 128,
+        depth: int = 3,
+        endgame_plies: int = 5,
+        value: str | None = None,
+        blend: float = 0.5,
+        exact_last_round: bool = False,
+        seed: int | None = None,
+        values: CardValues | None = None,
+    ) -> None:
+        super().__init__(rules, samples, depth, endgame_plies, seed, values)
+        self.blend = self._check_blend(blend)
+        self.exact_last_round = exact_last_round
+        self.path = Path(SHIPPED if value is None else value)
+        self.value = DealValue.load(self.path)
+
+    def leaf_values(
+        self, positions: list[Deal], info: InfoState, deals: list[Deal]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        if not positions:
+            return np.zeros(0), np.zeros((0, 0))
+        rows = np.array([position(deal) for deal in positions], np.int64)
+        movers = np.fromiter((deal.current_player for deal in positions), np.int64, len(rows))
+        values = self.value.values(rows)
+        return np.where(movers == 0, values, -values), np.zeros((0, 0))

@@ -1,0 +1,137 @@
+"""Minimax on sampled deals with ``DealValue`` at the leaves: with no value it is alpha-beta's
+search, a leaf is the value signed for seat 0 blended with material, a position worked out by
+hand, legal and reproducible play, bad options."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import (
+    SEVENS_AND_COINS,
+    assert_plays_a_match,
+    choice_at,
+    last_round,
+    my_turn,
+    observe_deal,
+    play_deals,
+    settebello_sweep,
+)
+
+from agents import AlphaBetaAgent, ValueAlphaBetaAgent, make_agent
+from agents.deal_value import SHIPPED, DealValue
+from agents.seats import SeatView
+from scopa_env.cards import parse_card
+from scopa_env.errors import CheckpointError, PlayerError
+from scopa_env.info_state import InfoState
+from scopa_env.rules import Rules
+
+
+def views() -> list[SeatView]:
+    """Seat 0's views of mid-deal positions with a choice, the stock still holding cards."""
+    out = []
+    for seed in range(4):
+        for plays in (0, 6, 13, 20):
+            obs = observe_deal(my_turn(seed, plays))
+            info = InfoState.from_observation(obs["observation"])
+            if obs["action_mask"].sum() > 1 and info.stock_size:
+                out.append(SeatView.from_info(info, obs["observation"]))
+    return out
+
+
+def test_without_the_value_it_is_alphabetas_search_total_for_total() -> None:
+    """``blend=0`` leaves the material balance alone: expanding every line and reducing it by
+    minimax must give alpha-beta's totals on the same sampled deals."""
+    rows = views()
+    assert len(rows) > 8
+    for view in rows:
+        moves = view.info.legal_moves(Rules())
+        lines = ValueAlphaBetaAgent(samples=6, blend=0.0, seed=2)
+        pruned = AlphaBetaAgent(samples=6, depth=3, seed=2)
+        assert lines.move_values(view, moves) == pruned.move_values(view, moves)
+
+
+def test_a_leaf_is_the_value_for_seat_0() -> None:
+    """``DealValue`` values a position for its seat to move; the search wants seat 0's."""
+    player = ValueAlphaBetaAgent(seed=0)
+    net = DealValue.load(SHIPPED)
+    positions = []
+    for plays in (3, 10, 17):  # cards left in the stock
+        deal = my_turn(1, plays)
+        positions.append(deal.copy())
+        deal.play(deal.legal_moves()[0])
+        positions.append(deal)
+    movers = [deal.current_player for deal in positions]
+    assert 0 in movers and 1 in movers
+    info = InfoState.from_observation(observe_deal(positions[0])["observation"])
+    values, _ = player.leaf_values(positions, info, positions)
+    expected = [net(deal) if deal.current_player == 0 else -net(deal) for deal in positions]
+    assert values == pytest.approx(expected)
+
+
+def test_the_value_changes_some_choices() -> None:
+    plain = ValueAlphaBetaAgent(samples=8, blend=0.0, seed=3)
+    valued = ValueAlphaBetaAgent(samples=8, blend=1.0, seed=3)
+    rows = [observe_deal(my_turn(seed, plays)) for seed in range(5) for plays in (0, 6, 13)]
+    assert any(valued.act(row) != plain.act(row) for row in rows)
+
+
+def test_mid_deal_sweeps_the_table_with_the_settebello() -> None:
+    # 7D takes 3S+4S: the sweep and the settebello; KB or 2C would leave the table to take.
+    for blend in (0.5, 1.0):
+        player = ValueAlphaBetaAgent(samples=16, blend=blend, seed=0)
+        assert player.act(observe_deal(settebello_sweep())) == parse_card("7D")
+
+
+def test_the_last_round_is_solved_exactly() -> None:
+    deal = last_round("5B AB", "6S JB", "3C 2S", SEVENS_AND_COINS)
+    # 5B takes 3C+2S, a scopa; nothing scores after it (AB can only trail, the last play
+    # never scores a scopa): 4 + 1 points to 0. Trailing AB leaves 3+2+1 for 6S to sweep.
+    player = ValueAlphaBetaAgent(blend=1.0, seed=0)
+    assert player.act(observe_deal(deal)) == parse_card("5B")
+
+
+def test_whole_deals_are_legal_and_reproducible_from_the_seed() -> None:
+    def actions(seed: int) -> list[int]:
+        players = {
+            "player_0": ValueAlphaBetaAgent(samples=8, seed=seed),
+            "player_1": ValueAlphaBetaAgent(samples=4, blend=1.0, seed=seed + 1),
+        }
+        return play_deals(players, range(2))
+
+    assert actions(5) == actions(5)
+
+
+def test_refuses_other_tables() -> None:
+    with pytest.raises(PlayerError, match="two-player Scopa"):
+        ValueAlphaBetaAgent(samples=4, seed=0).act(choice_at("scopa_4"))
+
+
+@pytest.mark.parametrize(
+    ("options", "error", "match"),
+    [
+        ({"samples": 0}, PlayerError, "samples"),
+        ({"blend": 1.5}, PlayerError, "blend"),
+        ({"blend": "half"}, PlayerError, "'half'"),
+        ({"value": "no/such/value.npz"}, CheckpointError, "no/such/value.npz"),
+        ({"bogus": 1}, PlayerError, "bogus"),
+    ],
+)
+def test_bad_options_are_refused(options: dict, error: type, match: str) -> None:
+    with pytest.raises(error, match=match):
+        make_agent("alphabeta_value", **options)
+
+
+def test_a_ladder_tells_apart_the_values_it_searches_with(tmp_path) -> None:
+    from evaluation.ladder import _fingerprint
+
+    other = tmp_path / "other.npz"
+    arrays = dict(DealValue.load(SHIPPED).arrays)
+    arrays["b3"] = arrays["b3"] + 1.0
+    np.savez(other, **arrays)
+    shipped, changed = ValueAlphaBetaAgent(), ValueAlphaBetaAgent(value=str(other))
+    assert _fingerprint(shipped) == _fingerprint(ValueAlphaBetaAgent(blend=0.2))
+    assert _fingerprint(shipped) != _fingerprint(changed)
+
+
+def test_plays_a_whole_match_in_scopa_play() -> None:
+    assert_plays_a_match(make_agent("alphabeta_value", seed=0, samples=8))
