@@ -4,7 +4,6 @@ hand, legal and reproducible play, bad options."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 from conftest import (
     SEVENS_AND_COINS,
@@ -119,18 +118,6 @@ def test_refuses_other_tables() -> None:
 def test_bad_options_are_refused(options: dict, error: type, match: str) -> None:
     with pytest.raises(error, match=match):
         make_agent("alphabeta_value", **options)
-
-
-def test_a_ladder_tells_apart_the_values_it_searches_with(tmp_path) -> None:
-    from evaluation.ladder import _fingerprint
-
-    other = tmp_path / "other.npz"
-    arrays = dict(DealValue.load(SHIPPED).arrays)
-    arrays["b3"] = arrays["b3"] + 1.0
-    np.savez(other, **arrays)
-    shipped, changed = ValueAlphaBetaAgent(), ValueAlphaBetaAgent(value=str(other))
-    assert _fingerprint(shipped) == _fingerprint(ValueAlphaBetaAgent(blend=0.2))
-    assert _fingerprint(shipped) != _fingerprint(changed)
 
 
 def test_plays_a_whole_match_in_scopa_play() -> None:

@@ -119,6 +119,20 @@ def test_broken_networks_are_refused_by_name(tmp_path) -> None:
         DealValue.load(tmp_path / "shape.npz")
 
 
+@pytest.mark.parametrize("name", ["ismcts_value", "alphabeta_value"])
+def test_a_ladder_tells_apart_the_values_a_search_uses(tmp_path, name: str) -> None:
+    from agents import make_agent
+    from evaluation.ladder import _fingerprint
+
+    other = tmp_path / "other.npz"
+    arrays = dict(DealValue.load(SHIPPED).arrays)
+    arrays["b3"] = arrays["b3"] + 1.0
+    np.savez(other, **arrays)
+    shipped, changed = make_agent(name), make_agent(name, value=str(other))
+    assert _fingerprint(shipped) == _fingerprint(make_agent(name, seed=3))
+    assert _fingerprint(shipped) != _fingerprint(changed)
+
+
 def test_positions_of_other_tables_are_refused() -> None:
     deal = Deal.new(np.random.default_rng(0), kind="scopa_4")
     with pytest.raises(PlayerError, match="two-player deals; this one has 4 seats"):

@@ -169,11 +169,7 @@ def plain_maxn(deal: Deal, search: AlphaBeta) -> tuple[Fraction, ...]:
 @pytest.mark.parametrize("seed", range(4))
 def test_maxn_search_matches_plain_maxn(table: str, seed: int) -> None:
     rules = Rules(napola=seed % 2 == 1)
-    deal = Deal.new(np.random.default_rng(seed), rules=rules, kind=table)
-    rng = np.random.default_rng(300 + seed)
-    while _plays_left(deal) > 7 or deal.current_player != 0:
-        moves = deal.legal_moves()
-        deal.play(moves[rng.integers(len(moves))])
+    deal = _near_the_end(table, rules, seed, 300 + seed)
     search = AlphaBeta(rules, MoveValuer(rules))
     totals = search.totals(deal, 40)
     assert totals == tuple(100 * t for t in plain_maxn(deal, search))
@@ -187,11 +183,7 @@ def test_maxn_and_paranoid_differ_at_three_sides() -> None:
     rules = Rules()
     differ = 0
     for seed in range(6):
-        deal = Deal.new(np.random.default_rng(seed), rules=rules, kind="scopa_3")
-        rng = np.random.default_rng(400 + seed)
-        while _plays_left(deal) > 7 or deal.current_player != 0:
-            moves = deal.legal_moves()
-            deal.play(moves[rng.integers(len(moves))])
+        deal = _near_the_end("scopa_3", rules, seed, 400 + seed)
         search = AlphaBeta(rules, MoveValuer(rules))
         totals = search.totals(deal, 40)
         maxn = (3 * totals[0] - sum(totals)) // 2
@@ -204,6 +196,16 @@ def test_maxn_and_paranoid_differ_at_three_sides() -> None:
 def test_unknown_search_is_refused() -> None:
     with pytest.raises(ValueError, match="search must be one of paranoid, maxn"):
         AlphaBetaAgent(search="selfish")
+
+
+def _near_the_end(table: str, rules: Rules, seed: int, play_seed: int) -> Deal:
+    """A deal of ``table`` played at random until seven plays are left, seat 0 to move."""
+    deal = Deal.new(np.random.default_rng(seed), rules=rules, kind=table)
+    rng = np.random.default_rng(play_seed)
+    while _plays_left(deal) > 7 or deal.current_player != 0:
+        moves = deal.legal_moves()
+        deal.play(moves[rng.integers(len(moves))])
+    return deal
 
 
 def _plays_left(deal: Deal) -> int:

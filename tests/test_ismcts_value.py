@@ -20,7 +20,6 @@ from conftest import (
 
 from agents import ISMCTSAgent, ValueISMCTSAgent, make_agent
 from agents.alphabeta import AlphaBeta
-from agents.deal_value import SHIPPED, DealValue
 from agents.determinize import Determinizer
 from agents.inference import InferredDeterminizer
 from agents.ismcts import side_rewards
@@ -166,18 +165,6 @@ def test_refuses_other_tables() -> None:
 def test_bad_options_are_refused(options: dict, error: type, match: str) -> None:
     with pytest.raises(error, match=match):
         make_agent("ismcts_value", **options)
-
-
-def test_a_ladder_tells_apart_the_values_it_searches_with(tmp_path) -> None:
-    from evaluation.ladder import _fingerprint
-
-    other = tmp_path / "other.npz"
-    arrays = dict(DealValue.load(SHIPPED).arrays)
-    arrays["b3"] = arrays["b3"] + 1.0
-    np.savez(other, **arrays)
-    shipped, changed = ValueISMCTSAgent(), ValueISMCTSAgent(value=str(other))
-    assert _fingerprint(shipped) == _fingerprint(ValueISMCTSAgent(mix=0.2))
-    assert _fingerprint(shipped) != _fingerprint(changed)
 
 
 def test_plays_a_whole_match_in_scopa_play() -> None:
