@@ -376,7 +376,7 @@ class AlphaBetaAgent(RuleAgent):
                 child.play_unchecked(card, capture)
                 if maxn:
                     ends = search.totals(child, depth)
-                    totals[i] += count * ((sides * ends[0] - sum(ends)) // (sides - 1))
+                    totals[i] += count * _for_side(ends, (0,) * sides, 0)
                 else:
                     totals[i] += count * value(child, depth, 0)
         return totals
