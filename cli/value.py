@@ -1,5 +1,5 @@
-"""``scopa value``: train the deal-value network that ``ismcts_value`` judges leaves with
-(``training.deal_value`` documents the run)."""
+"""``scopa value``: train the deal-value network that ``ismcts_value`` and ``alphabeta_value``
+judge leaves with (``training.deal_value`` documents the run)."""
 
 from __future__ import annotations
 
