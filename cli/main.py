@@ -51,9 +51,7 @@ COMMANDS: dict[str, Command] = {
         "cli.compare", "two players against the same opponents, paired deck by deck"
     ),
     "train": Command("cli.train", "train an agent from a config"),
-    "value": Command(
-        "cli.value", "train the deal-value network ismcts_value and alphabeta_value search with"
-    ),
+    "value": Command("cli.value", "train the deal-value network the *_value searches use"),
     "bench": Command("cli.bench", "benchmark the engine against OpenSpiel"),
 }
 
