@@ -26,10 +26,12 @@ going to the greedy player's choice.
 At every table (RULES.md section 8) the search is by sides: a leaf is worth my side's points
 (or material) minus the mean of the other sides', the seats of my side maximise it and every
 other seat minimises it (``AlphaBeta``): minimax on the point difference with two sides, the
-paranoid search with three. Every hidden hand is sampled (``Determinizer``), so the search never
-stops sampling at tables of more seats, where the unseen cards of the last round are still split
-between several hands. The default depth reaches my next move, one ply more than the seats: at
-``scopa_4`` five plies did better than three against greedy (README, "Results").
+paranoid search with three (or, with ``search="maxn"``, each other player playing for its own
+side's reward, ``AlphaBeta.totals``). Every hidden hand is sampled (``Determinizer``), so the
+search never stops sampling at tables of more seats, where the unseen cards of the last round
+are still split between several hands. The default depth reaches my next move, one ply more
+than the seats: at ``scopa_4`` five plies did better than three against greedy (README,
+"Results").
 
 Moves are ordered by their greedy value so that the pruning cuts early. The work is a fixed
 number of samples and plies, so the choice depends on the seed only, never on the machine.
