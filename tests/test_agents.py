@@ -595,14 +595,14 @@ def test_players_keep_their_two_player_moves() -> None:
 
 @pytest.mark.parametrize("table", sorted(set(TABLES) - {"scopa"}))
 @pytest.mark.parametrize(
-    "name", ["random", "greedy", "heuristic", "ismcts", "alphabeta", "alphabeta:maxn"]
+    "name", ["random", "greedy", "heuristic", "ismcts", "alphabeta", "alphabeta:paranoid"]
 )
 def test_every_player_plays_only_legal_actions_at_every_table(table: str, name: str) -> None:
     rules = Rules(napola=True, re_bello=True)
     options = {
         "ismcts": {"iterations": 12},
         "alphabeta": {"samples": 3},
-        "alphabeta:maxn": {"samples": 3, "search": "maxn"},
+        "alphabeta:paranoid": {"samples": 3, "search": "paranoid"},
     }.get(name, {})
     player = make_agent(name.split(":")[0], rules=rules, seed=3, **options)
     env = make_aec(table, rules=rules, episode="deal")

@@ -194,7 +194,7 @@ def test_maxn_and_paranoid_differ_at_three_sides() -> None:
 
 
 def test_unknown_search_is_refused() -> None:
-    with pytest.raises(ValueError, match="search must be one of paranoid, maxn"):
+    with pytest.raises(ValueError, match="search must be one of maxn, paranoid"):
         AlphaBetaAgent(search="selfish")
 
 
