@@ -4,6 +4,7 @@ hand, legal and reproducible play, bad options."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from conftest import (
     SEVENS_AND_COINS,
@@ -122,3 +123,15 @@ def test_bad_options_are_refused(options: dict, error: type, match: str) -> None
 
 def test_plays_a_whole_match_in_scopa_play() -> None:
     assert_plays_a_match(make_agent("alphabeta_value", seed=0, samples=8))
+
+
+def test_a_batch_of_unrelated_rows_is_each_rows_own_choice() -> None:
+    rows = [observe_deal(my_turn(seed, plays)) for seed in range(3) for plays in (0, 9)]
+    one_by_one = ValueAlphaBetaAgent(samples=4, seed=1)
+    expected = [one_by_one.act(row) for row in rows]
+    batched = ValueAlphaBetaAgent(samples=4, seed=1).act_batch(
+        np.stack([row["observation"] for row in rows]),
+        np.stack([row["action_mask"] for row in rows]),
+    )
+    assert batched.tolist() == expected
+    assert all(row["action_mask"][a] for row, a in zip(rows, expected, strict=True))
