@@ -371,7 +371,7 @@ class AlphaBetaAgent(RuleAgent):
         search = AlphaBeta(self.rules, self.valuer)  # its memo lives for one decision
         value = search.value
         sides = view.table.sides
-        maxn = self.search_kind(sides) == "maxn"
+        maxn = sides > 2 and self.search == "maxn"  # with two sides max-n is minimax
         totals = [0] * len(moves)
         for deal, count in self.sampled_deals(determinizer, info):
             for i, (card, capture) in enumerate(moves):
@@ -383,10 +383,6 @@ class AlphaBetaAgent(RuleAgent):
                 else:
                     totals[i] += count * value(child, depth, 0)
         return totals
-
-    def search_kind(self, sides: int) -> str:
-        """``"minimax"`` with two sides; with three, the ``search`` asked for."""
-        return "minimax" if sides == 2 else self.search
 
     def sampled_deals(self, determinizer: Determinizer, info: InfoState) -> list[tuple[Deal, int]]:
         """The deals to search, each with how many of the ``samples`` it stands for.

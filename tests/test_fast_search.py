@@ -18,7 +18,7 @@ from conftest import (
 )
 
 from agents import AlphaBetaAgent, make_agent
-from agents.alphabeta import AlphaBeta
+from agents.alphabeta import AlphaBeta, _for_side
 from agents.greedy import MoveValuer
 from scopa_env import scopa_v0
 from scopa_env.captures import consistent_sets
@@ -186,7 +186,7 @@ def test_maxn_and_paranoid_differ_at_three_sides() -> None:
         deal = _near_the_end("scopa_3", rules, seed, 400 + seed)
         search = AlphaBeta(rules, MoveValuer(rules))
         totals = search.totals(deal, 40)
-        maxn = (3 * totals[0] - sum(totals)) // 2
+        maxn = _for_side(totals, (0, 0, 0), 0)  # seat 0's reward, as the player reads it
         paranoid = search.value(deal, 40, 0)
         assert paranoid <= maxn  # the paranoid value is seat 0's worst case
         differ += paranoid < maxn
