@@ -42,6 +42,7 @@ from scopa_env.observation import (
     OBS_SIZE,
     OBS_SLICES,
     DealView,
+    ObservationWriter,
     deal_blocks,
     encode,
     mask_to_plane,
@@ -66,6 +67,23 @@ class Root:
         return cls(block, info.played)
 
 
+def seat_observations(
+    deals: list[Deal], root: Root, write: ObservationWriter | None = None
+) -> np.ndarray:
+    """``(len(deals), OBS_SIZE)``: each two-player deal observed by its seat to move, as the
+    environment would show it after ``root``'s plays."""
+    out = np.empty((len(deals), OBS_SIZE), np.float32)
+    write = writer() if write is None else write
+    block, before = root.block, root.played
+    for row, deal in enumerate(deals):
+        seat = deal.current_player
+        hands, table, piles, played, *rest = deal.view()
+        played = [before[0] | played[0], before[1] | played[1]]
+        view = cast(DealView, (hands, table, piles, played, *rest))
+        out[row] = write(*view_features(view, seat, None, 0, block[seat]))
+    return out
+
+
 class LeafValuer:
     """The network's value of many positions in one forward pass, for the seat of each to move.
 
@@ -80,16 +98,7 @@ class LeafValuer:
 
     def observations(self, deals: list[Deal], root: Root) -> np.ndarray:
         """``(len(deals), OBS_SIZE)``: each deal observed by its seat to move."""
-        out = np.empty((len(deals), OBS_SIZE), np.float32)
-        write = self._write
-        block, before = root.block, root.played
-        for row, deal in enumerate(deals):
-            seat = deal.current_player
-            hands, table, piles, played, *rest = deal.view()
-            played = [before[0] | played[0], before[1] | played[1]]
-            view = cast(DealView, (hands, table, piles, played, *rest))
-            out[row] = write(*view_features(view, seat, None, 0, block[seat]))
-        return out
+        return seat_observations(deals, root, self._write)
 
     def evaluate(self, deals: list[Deal], root: Root) -> tuple[np.ndarray, np.ndarray]:
         """Each deal's value for seat 0 in points (the network's, for the seat to move), and

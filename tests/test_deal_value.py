@@ -12,9 +12,11 @@ import torch
 from conftest import played_to, settebello_sweep
 
 import training.deal_value as deal_value
+from agents import make_agent
 from agents.deal_value import NUM_FEATURES, SHIPPED, DealValue, encode, position
 from agents.policy import PRETRAINED_CHECKPOINT
 from cli.main import main
+from scopa_env import scopa_v0
 from scopa_env.cards import parse_card, parse_cards
 from scopa_env.engine import Deal
 from scopa_env.errors import CheckpointError, PlayerError
@@ -174,6 +176,37 @@ def test_a_small_training_run_writes_a_network_the_player_loads(tmp_path) -> Non
     assert value.width == 8
     assert "held_out_r2" in (tmp_path / "report.md").read_text()
     assert load_model(DealValueConfig, tmp_path / "config.yaml") == config
+
+
+def test_a_rule_player_plays_both_seats_as_it_would_in_the_environment() -> None:
+    # Greedy plays the same decks through scopa_v0, each seat deciding from the environment's
+    # own observation: the positions self-play records are the ones the environment passes.
+    data = self_play(DealValueConfig(deals=3, chunk=3, workers=1, seed=4, player="greedy"))
+    env = scopa_v0.raw_env(episode="deal")
+    greedy = make_agent("greedy")
+    rng = np.random.default_rng([4, 0])
+    for k in range(3):
+        first = int(rng.integers(2))
+        deck = tuple(rng.permutation(40).tolist())
+        env.reset(options={"deck": deck, "first_player": first})
+        seen = [position(env.deal)]
+        while env.deal.stock:
+            env.step(greedy.act(env.observe(env.agent_selection)))
+            if env.deal.stock and position(env.deal) != seen[-1]:
+                seen.append(position(env.deal))
+        rows = data.rows[data.deals == k]
+        assert [tuple(row) for row in rows.tolist()] == seen
+        targets = data.targets[data.deals == k]
+        assert np.all(targets[1:] == -targets[:-1])
+
+
+def test_a_player_that_is_not_a_rule_player_is_refused_naming_the_key() -> None:
+    with pytest.raises(ConfigError, match="player.*no option 'samplez'"):
+        load_model(DealValueConfig, None, ["player=alphabeta:samplez=3"])
+    with pytest.raises(ConfigError, match="player.*unknown player 'nosuch'"):
+        load_model(DealValueConfig, None, ["player=nosuch"])
+    with pytest.raises(ConfigError, match="player 'pretrained' is not a rule player"):
+        load_model(DealValueConfig, None, ["player=pretrained"])
 
 
 def test_bad_configs_are_refused_naming_the_key(tmp_path) -> None:

@@ -6,7 +6,9 @@ Read top to bottom: ``train_deal_value`` (self-play, fit, save), then the pieces
     scopa value --config configs/deal_value.yaml --out agents/pretrained_value --overwrite
 
 1. **Self-play.** ``deals`` fresh two-player deals are played by the network for both seats
-   (its most likely card, every deal of a chunk batched into one forward pass a ply), spread
+   (its most likely card, every deal of a chunk batched into one forward pass a ply), or by
+   ``player``, a rule player such as ``alphabeta`` whose stronger play makes the targets the
+   outcomes of stronger play, each seat deciding from its own observation. They are spread
    over ``workers`` processes in chunks of ``chunk`` deals, each chunk seeded from ``seed``
    and its index, so the data does not depend on the number of workers. Each position with
    cards left in the stock is recorded (``agents.deal_value.position``). Once the stock is
@@ -38,11 +40,15 @@ from typing import Any
 
 import numpy as np
 import yaml
-from pydantic import Field
+from pydantic import Field, field_validator
 
+from agents.base import RuleAgent, reset_agent
 from agents.deal_value import POSITION_FIELDS, DealValue, position
+from evaluation.players import PlayerSpec
 from evaluation.records import atomic_path, folder_lock, library_versions, write_text
 from evaluation.workers import WorkerPool
+from scopa_env.errors import ScopaError
+from scopa_env.rules import Rules
 from training.config import ConfigError, Section
 
 #: The output folder's weights (``agents.deal_value.SHIPPED`` is this file in the shipped one).
@@ -60,6 +66,9 @@ class DealValueConfig(Section):
 
     #: The network that plays both seats: ``pretrained`` or a MaskablePPO checkpoint's path.
     network: str = Field(default="pretrained")
+    #: A rule player that plays both seats instead, as ``scopa eval`` names players
+    #: (``alphabeta``, ``alphabeta:samples=16``); ``null``: the network.
+    player: str | None = Field(default=None)
     deals: int = Field(default=300_000, ge=1)
     #: Deals played together (one forward pass a ply) and seeded together.
     chunk: int = Field(default=500, ge=1)
@@ -73,6 +82,29 @@ class DealValueConfig(Section):
     #: Every this-th deal is held out of the fit, to measure it.
     holdout_every: int = Field(default=20, ge=2)
     torch_threads: int = Field(default=2, ge=1)
+
+    @field_validator("player")
+    @classmethod
+    def _rule_player(cls, spec: str | None) -> str | None:
+        if spec is not None:
+            rule_player(spec)
+        return spec
+
+
+def rule_player(spec: str) -> RuleAgent:
+    """The two-player rule player a spec names (``name[:key=value,...]``); ``ValueError``
+    naming the problem for an unknown player, a bad option or a player that is not a rule
+    player (a network plays through ``network``)."""
+    try:
+        player = PlayerSpec.parse(spec).build(Rules())
+    except (ScopaError, TypeError) as error:
+        raise ValueError(f"player {spec!r}: {error}") from None
+    if not isinstance(player, RuleAgent):
+        raise ValueError(
+            f"player {spec!r} is not a rule player (random, greedy, heuristic, ismcts, "
+            "alphabeta, ...); a network plays through the network key"
+        )
+    return player
 
 
 @dataclass(frozen=True)
@@ -194,10 +226,11 @@ class Progress:
 
 
 def self_play(config: DealValueConfig, progress: Progress | None = None) -> SelfPlay:
-    """Every chunk of ``config.deals`` played by the network, over ``config.workers``; with
+    """Every chunk of ``config.deals`` played by the network (or ``config.player``), over
+    ``config.workers``; with
     ``progress``, chunks it holds are read back and each new one is saved as it finishes."""
     chunks = [
-        (config.network, index, min(config.chunk, config.deals - start), config.seed)
+        (config.network, index, min(config.chunk, config.deals - start), config.seed, config.player)
         for index, start in enumerate(range(0, config.deals, config.chunk))
     ]
     parts: dict[int, SelfPlay] = {}
@@ -228,29 +261,35 @@ def self_play(config: DealValueConfig, progress: Progress | None = None) -> Self
     )
 
 
-_PLAYERS: dict[str, Any] = {}
+_PLAYERS: dict[str | None, Any] = {}
 
 
-def _play_chunk(task: tuple[str, int, int, int]) -> SelfPlay:
-    """One chunk of deals played by the network: ``(network, index, deals, seed)``."""
+def _play_chunk(task: tuple[str, int, int, int, str | None]) -> SelfPlay:
+    """One chunk of deals: ``(network, index, deals, seed, player)``, played by ``player``
+    if it names one, else by the network."""
     import torch
 
     from agents.alphabeta import AlphaBeta
-    from agents.guided import Root
+    from agents.greedy import MoveValuer
+    from agents.guided import Root, seat_observations
     from agents.rollout import RolloutAgent
     from agents.values import POINT
     from scopa_env.cards import NUM_CARDS
     from scopa_env.engine import Deal
+    from scopa_env.info_state import InfoState
     from scopa_env.observation import deal_blocks
 
-    network, index, count, seed = task
+    network, index, count, seed, spec = task
     torch.set_num_threads(1)
-    if network not in _PLAYERS:  # a worker loads the network once
-        _PLAYERS[network] = RolloutAgent(network=network)
-    player = _PLAYERS[network]
-    exact = AlphaBeta(player.rules, player.valuer)
+    key = network if spec is None else spec
+    if key not in _PLAYERS:  # a worker loads each player once
+        _PLAYERS[key] = RolloutAgent(network=network) if spec is None else rule_player(spec)
+    player = _PLAYERS[key]
+    exact = AlphaBeta(player.rules, MoveValuer(player.rules))  # any move order solves alike
     rng = np.random.default_rng([seed, index])
     deals = [Deal.new(rng, first_player=int(rng.integers(2))) for _ in range(count)]
+    if spec is not None:
+        reset_agent(player, int(rng.integers(2**32)))
     target = player.rules.target
     roots = [Root(deal_blocks((0, 0), target, dealer), (0, 0)) for dealer in (0, 1)]
     rows: list[tuple[int, ...]] = []
@@ -273,10 +312,18 @@ def _play_chunk(task: tuple[str, int, int, int]) -> SelfPlay:
             batch = [i for i in playing if deals[i].dealer == dealer]
             if not batch:
                 continue
-            seen = player.leaf.observations([deals[i] for i in batch], roots[dealer])
-            for i, logits in zip(batch, player.leaf.logits(seen), strict=True):
+            seen = seat_observations([deals[i] for i in batch], roots[dealer])
+            if spec is None:
+                for i, logits in zip(batch, player.leaf.logits(seen), strict=True):
+                    deal = deals[i]
+                    moves = deal.legal_mask_moves()
+                    deal.play_unchecked(*player.network_choice(deal.masks["table"], moves, logits))
+                continue
+            for i, vector in zip(batch, seen, strict=True):
                 deal = deals[i]
-                move = player.network_choice(deal.masks["table"], deal.legal_mask_moves(), logits)
+                moves = deal.legal_mask_moves()
+                info = InfoState.from_observation(vector)
+                move = player.choose_seen(vector, info, moves) if len(moves) > 1 else moves[0]
                 deal.play_unchecked(*move)
         live = playing
     deal_of = np.array(owners, np.int64)
