@@ -23,9 +23,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    rows = compare_runs(*args.runs)  # refused runs print no table
     print("| A | B | against | decks | A points/deal | B points/deal | A - B | correlation |")
     print("|---|---|---|---:|---:|---:|---:|---:|")
-    for c in compare_runs(*args.runs):
+    for c in rows:
         print(
             f"| {c.player_a} | {c.player_b} | {c.opponent} | {c.decks} | {c.points_a:+.3f} | "
             f"{c.points_b:+.3f} | {c.difference:+.3f} ± {c.difference_ci:.3f} | "

@@ -68,8 +68,11 @@ def test_scopa_compare_pairs_two_runs_of_scopa_eval(tmp_path, capsys) -> None:
 def test_runs_on_other_decks_are_refused(tmp_path, capsys) -> None:
     a = _eval(tmp_path, "a", "greedy", "random", "--deals", "2", "--seed", "5")
     b = _eval(tmp_path, "b", "heuristic", "random", "--deals", "2", "--seed", "6")
+    capsys.readouterr()
     assert cli.main(["compare", a, b]) != 0
-    assert "did not play the same decks: their seed differs (5 and 6)" in capsys.readouterr().err
+    printed = capsys.readouterr()
+    assert "did not play the same decks: their seed differs (5 and 6)" in printed.err
+    assert printed.out == ""  # no table header before the refusal
 
 
 def test_runs_must_have_the_same_players_but_one(tmp_path, capsys) -> None:
