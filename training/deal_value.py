@@ -7,8 +7,8 @@ Read top to bottom: ``train_deal_value`` (self-play, fit, save), then the pieces
 
 1. **Self-play.** ``deals`` fresh two-player deals are played by the network for both seats
    (its most likely card, every deal of a chunk batched into one forward pass a ply), or by
-   ``player``, a rule player such as ``alphabeta`` whose stronger play makes the targets the
-   outcomes of stronger play, each seat deciding from its own observation. They are spread
+   ``player``, a rule player such as ``alphabeta``, each seat deciding from its own
+   observation as it would in the environment. They are spread
    over ``workers`` processes in chunks of ``chunk`` deals, each chunk seeded from ``seed``
    and its index, so the data does not depend on the number of workers. Each position with
    cards left in the stock is recorded (``agents.deal_value.position``). Once the stock is
@@ -227,8 +227,8 @@ class Progress:
 
 def self_play(config: DealValueConfig, progress: Progress | None = None) -> SelfPlay:
     """Every chunk of ``config.deals`` played by the network (or ``config.player``), over
-    ``config.workers``; with
-    ``progress``, chunks it holds are read back and each new one is saved as it finishes."""
+    ``config.workers``; with ``progress``, chunks it holds are read back and each new one is
+    saved as it finishes."""
     chunks = [
         (config.network, index, min(config.chunk, config.deals - start), config.seed, config.player)
         for index, start in enumerate(range(0, config.deals, config.chunk))
@@ -313,17 +313,17 @@ def _play_chunk(task: tuple[str, int, int, int, str | None]) -> SelfPlay:
             if not batch:
                 continue
             seen = seat_observations([deals[i] for i in batch], roots[dealer])
-            if spec is None:
-                for i, logits in zip(batch, player.leaf.logits(seen), strict=True):
-                    deal = deals[i]
-                    moves = deal.legal_mask_moves()
-                    deal.play_unchecked(*player.network_choice(deal.masks["table"], moves, logits))
-                continue
-            for i, vector in zip(batch, seen, strict=True):
+            logits = player.leaf.logits(seen) if spec is None else None
+            for row, i in enumerate(batch):
                 deal = deals[i]
                 moves = deal.legal_mask_moves()
-                info = InfoState.from_observation(vector)
-                move = player.choose_seen(vector, info, moves) if len(moves) > 1 else moves[0]
+                if logits is not None:
+                    move = player.network_choice(deal.masks["table"], moves, logits[row])
+                elif len(moves) > 1:
+                    info = InfoState.from_observation(seen[row])
+                    move = player.choose_seen(seen[row], info, moves)
+                else:
+                    move = moves[0]
                 deal.play_unchecked(*move)
         live = playing
     deal_of = np.array(owners, np.int64)
