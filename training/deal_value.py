@@ -67,7 +67,9 @@ class DealValueConfig(Section):
     #: The network that plays both seats: ``pretrained`` or a MaskablePPO checkpoint's path.
     network: str = Field(default="pretrained")
     #: A rule player that plays both seats instead, as ``scopa eval`` names players
-    #: (``alphabeta``, ``alphabeta:samples=16``); ``null``: the network.
+    #: (``alphabeta``, ``alphabeta:samples=16``); ``null``: the network. One instance plays
+    #: the deals of a chunk in turn, so a player that follows the deal (``infer=True``) sees
+    #: no consecutive observations and infers nothing.
     player: str | None = Field(default=None)
     deals: int = Field(default=300_000, ge=1)
     #: Deals played together (one forward pass a ply) and seeded together.
