@@ -20,10 +20,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="two folders of `scopa eval` runs with the same seed, rules and table whose "
         "players are the same but one (head to head: sharing the opponent)",
     )
+    parser.add_argument(
+        "--player",
+        metavar="NAME",
+        help="the player compared when both runs list the same players: the same name "
+        "played differently in each (a default or a checkpoint changed between the runs)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
-    rows = compare_runs(*args.runs)  # refused runs print no table
+    run_a, run_b = args.runs
+    rows = compare_runs(run_a, run_b, args.player)  # refused runs print no table
     print("| A | B | against | decks | A points/deal | B points/deal | A - B | correlation |")
     print("|---|---|---|---:|---:|---:|---:|---:|")
     for c in rows:

@@ -86,13 +86,15 @@ def paired_comparison(
     )
 
 
-def compare_runs(run_a: Path, run_b: Path) -> list[PairedComparison]:
+def compare_runs(run_a: Path, run_b: Path, player: str | None = None) -> list[PairedComparison]:
     """Pair two runs of ``scopa eval`` (their folders) whose players are the same but one:
     that player of each against every player they share, one comparison per shared player.
 
     Head-to-head runs share one player, the opponent. Round robins and free-for-alls (a
     table of three or more seats, one player a seat) share the rest of the field, and each
     comparison pairs the two players' points against one of its members in the same games.
+    ``player`` names the compared player when both runs list the same players, one of them
+    playing differently in each (a default or a network changed between the runs).
     Refuses runs that did not play the same decks or whose players differ by more than one.
     """
     identity_a, identity_b = _identity(run_a), _identity(run_b)
@@ -102,20 +104,45 @@ def compare_runs(run_a: Path, run_b: Path) -> list[PairedComparison]:
                 f"{run_a} and {run_b} did not play the same decks: their {key} differs "
                 f"({identity_a[key]!r} and {identity_b[key]!r})"
             )
+    compared_a, compared_b = _compared(run_a, run_b, identity_a, identity_b, player)
+    records_a, records_b = _records(run_a), _records(run_b)
+    return [
+        paired_comparison(records_a, records_b, compared_a, compared_b, opponent)
+        for opponent in identity_a["players"]
+        if opponent != compared_a
+    ]
+
+
+def _compared(
+    run_a: Path,
+    run_b: Path,
+    identity_a: dict[str, Any],
+    identity_b: dict[str, Any],
+    player: str | None,
+) -> tuple[str, str]:
+    """The player of each run that the comparison sets against the other's."""
     players_a, players_b = identity_a["players"], identity_b["players"]
+    if player is not None:
+        if player not in players_a or player not in players_b:
+            raise EvaluationError(
+                f"player {player!r} is not in both runs: {run_a} played {players_a}, "
+                f"{run_b} played {players_b}"
+            )
+        if sorted(players_a) != sorted(players_b):
+            raise EvaluationError(
+                f"comparing {player!r} with itself needs runs of the same players: {run_a} "
+                f"played {players_a}, {run_b} played {players_b}"
+            )
+        return player, player
     only_a = [p for p in players_a if p not in players_b]
     only_b = [p for p in players_b if p not in players_a]
     if len(players_a) != len(players_b) or len(only_a) != 1 or len(only_b) != 1:
+        hint = " (name the one compared with --player)" if not only_a and not only_b else ""
         raise EvaluationError(
             f"the runs must have the same players but one, the two compared: {run_a} played "
-            f"{players_a}, {run_b} played {players_b}"
+            f"{players_a}, {run_b} played {players_b}{hint}"
         )
-    records_a, records_b = _records(run_a), _records(run_b)
-    return [
-        paired_comparison(records_a, records_b, only_a[0], only_b[0], opponent)
-        for opponent in players_a
-        if opponent != only_a[0]
-    ]
+    return only_a[0], only_b[0]
 
 
 def _identity(run: Path) -> dict[str, Any]:

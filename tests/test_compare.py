@@ -8,7 +8,10 @@ from pathlib import Path
 
 import pytest
 
+import agents
+from agents.heuristic import HeuristicAgent
 from cli import main as cli
+from evaluation import players
 from evaluation.compare import paired_comparison
 from evaluation.harness import RUN_FILE
 from evaluation.records import GameRecord, read_csv
@@ -73,6 +76,33 @@ def test_runs_on_other_decks_are_refused(tmp_path, capsys) -> None:
     printed = capsys.readouterr()
     assert "did not play the same decks: their seed differs (5 and 6)" in printed.err
     assert printed.out == ""  # no table header before the refusal
+
+
+def test_one_name_that_played_differently_is_compared_with_player(
+    tmp_path, capsys, monkeypatch
+) -> None:
+    """Two runs of the same players, ``greedy`` playing as heuristic in the second (a default
+    changed between them): ``--player`` pairs the two ``greedy``s."""
+    a = _eval(tmp_path, "a", "greedy", "random", "--deals", "4", "--seed", "5")
+    reference = _eval(tmp_path, "ref", "heuristic", "random", "--deals", "4", "--seed", "5")
+    monkeypatch.setitem(agents.AGENTS, "greedy", HeuristicAgent)
+    monkeypatch.setattr(players, "_PLAYERS", {})  # no greedy kept from the first run
+    b = _eval(tmp_path, "b", "greedy", "random", "--deals", "4", "--seed", "5")
+    capsys.readouterr()
+    assert cli.main(["compare", a, b]) != 0
+    assert "name the one compared with --player" in capsys.readouterr().err
+    assert cli.main(["compare", a, b, "--player", "greedy"]) == 0
+    (row,) = capsys.readouterr().out.splitlines()[2:]
+    assert cli.main(["compare", a, reference]) == 0
+    (expected,) = capsys.readouterr().out.splitlines()[2:]
+    assert row.split("|")[3:] == expected.split("|")[3:]  # against random: the same figures
+    assert row.split("|")[1:3] == [" greedy ", " greedy "]
+    assert cli.main(["compare", a, b, "--player", "heuristic"]) != 0
+    assert "player 'heuristic' is not in both runs" in capsys.readouterr().err
+    assert cli.main(["compare", a, reference, "--player", "random"]) != 0
+    assert "comparing 'random' with itself needs runs of the same players" in (
+        capsys.readouterr().err
+    )
 
 
 def test_runs_must_have_the_same_players_but_one(tmp_path, capsys) -> None:
