@@ -7,7 +7,8 @@ in one batch by ``DealValue`` (``agents.deal_value``), which reads the sampled d
 hands included, the same perfect information each sample gives the search, and estimates the
 point difference the deal ends with. ``blend`` of that and the rest ``alphabeta``'s material
 balance make a leaf's value; the lines are reduced by minimax per sample, the root moves share
-the samples and the best total wins. The last round is solved exactly.
+the samples and the best total wins. The last round is solved exactly. With ``infer`` the
+samples are drawn by the opponent's plays this round, as ``alphabeta:infer=True`` draws them.
 
 ``guided`` is the same search with the policy network's value head at the leaves, which sees
 only the seat's observation; ``ismcts_value`` puts ``DealValue`` at the leaves of ISMCTS.
@@ -43,6 +44,11 @@ class ValueAlphaBetaAgent(LineSearchAgent):
         exact_last_round: solve exactly the lines that reach the last round inside a sample.
         seed: seed of the player's own randomness (the sampled deals).
         values: the card values of the material balance and the move ordering.
+        infer: draw the sampled deals by how likely the opponent's plays this round were
+            with the hand each gives it, as ``alphabeta:infer=True`` does (``AlphaBetaAgent``);
+            the player then follows the deal across ``act`` calls.
+        candidates: deals drawn uniformly per decision before resampling (``infer`` only;
+            default four times ``samples``).
     """
 
     name = "alphabeta_value"
@@ -58,8 +64,12 @@ class ValueAlphaBetaAgent(LineSearchAgent):
         exact_last_round: bool = False,
         seed: int | None = None,
         values: CardValues | None = None,
+        infer: bool = False,
+        candidates: int | None = None,
     ) -> None:
-        super().__init__(rules, samples, depth, endgame_plies, seed, values)
+        super().__init__(
+            rules, samples, depth, endgame_plies, seed, values, infer=infer, candidates=candidates
+        )
         self.blend = self._check_blend(blend)
         self.exact_last_round = exact_last_round
         self.path = Path(SHIPPED if value is None else value)

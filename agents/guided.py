@@ -290,16 +290,17 @@ class LineSearchAgent(AlphaBetaAgent, ABC):
         to move where ``policy_replies`` needs them (an empty array otherwise)."""
 
     def sample_weights(self, deals: list[Deal]) -> np.ndarray:
-        """Each sampled deal's weight in the totals, ``samples`` in all (1 each here)."""
+        """Each sampled deal's weight in the totals beside the samples it stands for
+        (``sampled_deals``), ``len(deals)`` in all (1 each here)."""
         return np.ones(len(deals))
 
     def move_values(self, view: SeatView, moves: list[MaskMove]) -> list[int]:
         info = view.info
         if info.cards_to_play - 1 <= self.endgame_plies:
             return super().move_values(view, moves)
-        determinizer = Determinizer(view, self.rules)
-        samples, depth = self.settings(info)
-        deals = [determinizer.sample(self.rng) for _ in range(samples)]
+        drawn = self.sampled_deals(Determinizer(view, self.rules), info)
+        deals = [deal for deal, _ in drawn]
+        depth = self.settings(info)[1]
         search = LineTree(self.policy_replies, self.exact_last_round)
         trees = []
         for deal in deals:
@@ -314,7 +315,7 @@ class LineSearchAgent(AlphaBetaAgent, ABC):
                 (exact.material(d, 0) for d in search.positions), np.float64, len(values)
             )
             values = self.blend * values + (1.0 - self.blend) / POINT * material
-        weights = self.sample_weights(deals)
+        weights = np.array([count for _, count in drawn], np.float64) * self.sample_weights(deals)
         totals = [0.0] * len(moves)
         for k, tree in enumerate(trees):
             totals[k % len(moves)] += weights[k // len(moves)] * search.reduce(

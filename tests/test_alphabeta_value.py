@@ -13,6 +13,7 @@ from conftest import (
     last_round,
     my_turn,
     observe_deal,
+    opening_trail,
     play_deals,
     settebello_sweep,
 )
@@ -48,6 +49,28 @@ def test_without_the_value_it_is_alphabetas_search_total_for_total() -> None:
         lines = ValueAlphaBetaAgent(samples=6, blend=0.0, seed=2)
         pruned = AlphaBetaAgent(samples=6, depth=3, seed=2)
         assert lines.move_values(view, moves) == pruned.move_values(view, moves)
+
+
+def test_with_infer_it_searches_alphabetas_inferred_samples() -> None:
+    """The opponent led by trailing 2B onto 7S 5C 3S JB: with ``infer`` the deals searched are
+    those ``alphabeta:infer=True`` draws, each counted as often as it was drawn, so without
+    the value the totals are its totals."""
+    deal, _ = opening_trail()
+    observation = observe_deal(deal)
+    info = InfoState.from_observation(observation["observation"])
+    view = SeatView.from_info(info, observation["observation"])
+    moves = info.legal_moves(Rules())
+    totals = []
+    for player in (
+        ValueAlphaBetaAgent(samples=16, blend=0.0, infer=True, seed=4),
+        AlphaBetaAgent(samples=16, depth=3, infer=True, seed=4),
+        AlphaBetaAgent(samples=16, depth=3, seed=4),
+    ):
+        player.observe(info)
+        totals.append(player.move_values(view, moves))
+    inferred, alphabeta_inferred, uniform = totals
+    assert inferred == alphabeta_inferred
+    assert inferred != uniform
 
 
 def test_a_leaf_is_the_value_for_seat_0() -> None:
@@ -94,7 +117,7 @@ def test_whole_deals_are_legal_and_reproducible_from_the_seed() -> None:
     def actions(seed: int) -> list[int]:
         players = {
             "player_0": ValueAlphaBetaAgent(samples=8, seed=seed),
-            "player_1": ValueAlphaBetaAgent(samples=4, blend=1.0, seed=seed + 1),
+            "player_1": ValueAlphaBetaAgent(samples=4, blend=1.0, infer=True, seed=seed + 1),
         }
         return play_deals(players, range(2))
 
@@ -110,6 +133,7 @@ def test_refuses_other_tables() -> None:
     ("options", "error", "match"),
     [
         ({"samples": 0}, PlayerError, "samples"),
+        ({"infer": True, "samples": 8, "candidates": 4}, PlayerError, "candidates"),
         ({"blend": 1.5}, PlayerError, "blend"),
         ({"blend": "half"}, PlayerError, "'half'"),
         ({"value": "no/such/value.npz"}, CheckpointError, "no/such/value.npz"),
