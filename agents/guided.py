@@ -290,8 +290,8 @@ class LineSearchAgent(AlphaBetaAgent, ABC):
         to move where ``policy_replies`` needs them (an empty array otherwise)."""
 
     def sample_weights(self, deals: list[Deal]) -> np.ndarray:
-        """Each sampled deal's weight in the totals beside the samples it stands for
-        (``sampled_deals``), ``len(deals)`` in all (1 each here)."""
+        """Each sampled deal's weight in the totals on top of the samples it stands for
+        (``sampled_deals``' counts), ``len(deals)`` in all (1 each here)."""
         return np.ones(len(deals))
 
     def move_values(self, view: SeatView, moves: list[MaskMove]) -> list[int]:
