@@ -49,6 +49,8 @@ class ValueAlphaBetaAgent(LineSearchAgent):
             the player then follows the deal across ``act`` calls.
         candidates: deals drawn uniformly per decision before resampling (``infer`` only;
             default four times ``samples``).
+        softmin: the temperature in points of the opponent's replies in each sample, each
+            weighed by ``exp(-value / softmin)`` (0: its best reply alone, minimax).
     """
 
     name = "alphabeta_value"
@@ -66,12 +68,16 @@ class ValueAlphaBetaAgent(LineSearchAgent):
         values: CardValues | None = None,
         infer: bool = False,
         candidates: int | None = None,
+        softmin: float = 0.0,
     ) -> None:
         super().__init__(
             rules, samples, depth, endgame_plies, seed, values, infer=infer, candidates=candidates
         )
         self.blend = self._check_blend(blend)
         self.exact_last_round = exact_last_round
+        if softmin < 0:
+            raise ValueError(f"softmin is a temperature in points, >= 0: got {softmin}")
+        self.softmin = float(softmin)
         self.path = Path(SHIPPED if value is None else value)
         self.value = DealValue.load(self.path)
 

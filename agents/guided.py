@@ -274,6 +274,8 @@ class LineSearchAgent(AlphaBetaAgent, ABC):
     policy_replies = False
     #: Whether lines that reach the deal's last round are solved exactly inside a sample.
     exact_last_round = False
+    #: The temperature in points of the opponent's replies (``LineTree``; 0: its best reply).
+    softmin = 0.0
 
     def _check_blend(self, blend: float) -> float:
         if not 0.0 <= blend <= 1.0:
@@ -301,7 +303,7 @@ class LineSearchAgent(AlphaBetaAgent, ABC):
         drawn = self.sampled_deals(Determinizer(view, self.rules), info)
         deals = [deal for deal, _ in drawn]
         depth = self.settings(info)[1]
-        search = LineTree(self.policy_replies, self.exact_last_round)
+        search = LineTree(self.policy_replies, self.exact_last_round, self.softmin)
         trees = []
         for deal in deals:
             for card, capture in moves:
@@ -442,12 +444,17 @@ class LineTree:
     true one to both players), or ``(player, index,
     cards, children)``: the player to move, the index in ``positions`` of a node whose policy
     weighs the opponent's replies (-1 for others), and each child's card.
+
+    With a ``softmin`` temperature the opponent's replies not weighed by a policy are weighed
+    by ``exp(-value / softmin)`` instead of the best alone: in a sample the opponent sees my
+    hand, which the real one does not, so its best reply there is better than the one it finds.
     """
 
-    def __init__(self, policy_replies: bool, exact_last_round: bool) -> None:
+    def __init__(self, policy_replies: bool, exact_last_round: bool, softmin: float = 0.0) -> None:
         self.positions: list[Deal] = []
         self.policy_replies = policy_replies
         self.exact_last_round = exact_last_round
+        self.softmin = softmin
 
     def expand(self, deal: Deal, depth: int) -> Any:
         if deal.is_over or (self.exact_last_round and not deal.stock):
@@ -480,7 +487,11 @@ class LineTree:
         if player == 0:
             return max(scores)
         if index < 0:
-            return min(scores)
+            if not self.softmin:
+                return min(scores)
+            scored = np.array(scores)
+            weights = np.exp((scored.min() - scored) / self.softmin)
+            return float(weights @ scored / weights.sum())
         best: dict[int, float] = {}
         for card, score in zip(cards, scores, strict=True):
             best[card] = min(score, best.get(card, score))

@@ -135,6 +135,7 @@ def test_refuses_other_tables() -> None:
         ({"samples": 0}, PlayerError, "samples"),
         ({"infer": True, "samples": 8, "candidates": 4}, PlayerError, "candidates"),
         ({"blend": 1.5}, PlayerError, "blend"),
+        ({"softmin": -0.5}, PlayerError, "softmin"),
         ({"blend": "half"}, PlayerError, "'half'"),
         ({"value": "no/such/value.npz"}, CheckpointError, "no/such/value.npz"),
         ({"bogus": 1}, PlayerError, "bogus"),

@@ -167,6 +167,28 @@ def test_the_policy_weighs_the_opponents_cards_and_each_card_takes_its_best_capt
     assert LineTree(False, False).reduce((0, -1, [a, a, b], [0, 1, 2]), values, logits, exact) == 2
 
 
+def test_a_softmin_weighs_the_opponents_replies_by_how_good_each_is_for_it() -> None:
+    from agents.alphabeta import AlphaBeta
+    from agents.greedy import MoveValuer
+    from agents.guided import LineTree
+
+    a, b = parse_card("7D"), parse_card("3S")
+    values = np.array([-1.0, 1.0])  # seat 0's after each reply
+    logits = np.zeros((0, 0))
+    exact = AlphaBeta(Rules(), MoveValuer(Rules()))
+    replies = (1, -1, [a, b], [0, 1])
+    # At temperature 2 the reply leaving -1 weighs e^0 = 1, the one leaving 1 e^(-2/2).
+    w = np.exp(-1.0)
+    expected = (-1.0 + w * 1.0) / (1.0 + w)
+    assert LineTree(False, False, 2.0).reduce(replies, values, logits, exact) == pytest.approx(
+        expected
+    )
+    assert LineTree(False, False, 0.01).reduce(replies, values, logits, exact) == pytest.approx(-1)
+    # My own moves stay a maximum.
+    mine = (0, -1, [a, b], [0, 1])
+    assert LineTree(False, False, 2.0).reduce(mine, values, logits, exact) == 1
+
+
 def test_the_history_rebuilds_what_the_opponent_saw_before_each_play() -> None:
     from agents.guided import RoundHistory
     from scopa_env.observation import OBS_SLICES, mask_to_plane
