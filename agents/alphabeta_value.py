@@ -51,6 +51,9 @@ class ValueAlphaBetaAgent(LineSearchAgent):
             default four times ``samples``).
         softmin: the temperature in points of the opponent's replies in each sample, each
             weighed by ``exp(-value / softmin)`` (0: its best reply alone, minimax).
+        replies: ``min`` (the opponent's best reply in each sample, or the ``softmin``) or
+            ``model``: each reply weighed by its probability for the soft greedy opponent
+            ``infer`` reads the plays with (``agents.inference.OpponentModel``).
     """
 
     name = "alphabeta_value"
@@ -69,6 +72,7 @@ class ValueAlphaBetaAgent(LineSearchAgent):
         infer: bool = False,
         candidates: int | None = None,
         softmin: float = 0.0,
+        replies: str = "min",
     ) -> None:
         super().__init__(
             rules, samples, depth, endgame_plies, seed, values, infer=infer, candidates=candidates
@@ -78,6 +82,11 @@ class ValueAlphaBetaAgent(LineSearchAgent):
         if softmin < 0:
             raise ValueError(f"softmin is a temperature in points, >= 0: got {softmin}")
         self.softmin = float(softmin)
+        if replies not in ("min", "model"):
+            raise ValueError(f"replies is 'min' or 'model', got {replies!r}")
+        if replies == "model" and softmin:
+            raise ValueError("softmin weighs the opponent's best replies: not with replies='model'")
+        self.reply_model = self._model_replies if replies == "model" else None
         self.path = Path(SHIPPED if value is None else value)
         self.value = DealValue.load(self.path)
 
@@ -90,3 +99,7 @@ class ValueAlphaBetaAgent(LineSearchAgent):
         movers = np.fromiter((deal.current_player for deal in positions), np.int64, len(rows))
         values = self.value.values(rows)
         return np.where(movers == 0, values, -values), np.zeros((0, 0))
+
+    def _model_replies(self, deal: Deal) -> np.ndarray:
+        hands, table = deal.view()[:2]
+        return self.model.probabilities(hands[deal.current_player], table)

@@ -23,6 +23,7 @@ What each variant scored is in the ``GuidedAgent`` docstring.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -276,6 +277,9 @@ class LineSearchAgent(AlphaBetaAgent, ABC):
     exact_last_round = False
     #: The temperature in points of the opponent's replies (``LineTree``; 0: its best reply).
     softmin = 0.0
+    #: Each legal move's probability for the opponent in a sampled position, weighing its
+    #: replies (``LineTree``; ``None``: its best reply).
+    reply_model: Callable[[Deal], np.ndarray] | None = None
 
     def _check_blend(self, blend: float) -> float:
         if not 0.0 <= blend <= 1.0:
@@ -303,7 +307,9 @@ class LineSearchAgent(AlphaBetaAgent, ABC):
         drawn = self.sampled_deals(Determinizer(view, self.rules), info)
         deals = [deal for deal, _ in drawn]
         depth = self.settings(info)[1]
-        search = LineTree(self.policy_replies, self.exact_last_round, self.softmin)
+        search = LineTree(
+            self.policy_replies, self.exact_last_round, self.softmin, self.reply_model
+        )
         trees = []
         for deal in deals:
             for card, capture in moves:
@@ -441,20 +447,29 @@ class LineTree:
 
     A node is the index of a leaf in ``positions``, a ``Deal`` to solve exactly (finished or,
     with ``exact_last_round``, in its last round: with the stock empty the sampled deal is the
-    true one to both players), or ``(player, index,
-    cards, children)``: the player to move, the index in ``positions`` of a node whose policy
-    weighs the opponent's replies (-1 for others), and each child's card.
+    true one to both players), or ``(player, index, cards, children, probabilities)``: the
+    player to move, the index in ``positions`` of a node whose policy weighs the opponent's
+    replies (-1 for others), each child's card, and the ``reply_model``'s probability of each
+    child where it weighs the opponent's replies (``None`` elsewhere).
 
-    With a ``softmin`` temperature the opponent's replies not weighed by a policy are weighed
-    by ``exp(-value / softmin)`` instead of the best alone: in a sample the opponent sees my
-    hand, which the real one does not, so its best reply there is better than the one it finds.
+    The opponent's best reply in a sample sees my hand, which the real opponent does not, so
+    it is better than the one the opponent finds. Two other weighings of its replies: a
+    ``softmin`` temperature weighs each by ``exp(-value / softmin)``, and a ``reply_model``
+    gives each its probability under a model of the opponent's play.
     """
 
-    def __init__(self, policy_replies: bool, exact_last_round: bool, softmin: float = 0.0) -> None:
+    def __init__(
+        self,
+        policy_replies: bool,
+        exact_last_round: bool,
+        softmin: float = 0.0,
+        reply_model: Callable[[Deal], np.ndarray] | None = None,
+    ) -> None:
         self.positions: list[Deal] = []
         self.policy_replies = policy_replies
         self.exact_last_round = exact_last_round
         self.softmin = softmin
+        self.reply_model = reply_model
 
     def expand(self, deal: Deal, depth: int) -> Any:
         if deal.is_over or (self.exact_last_round and not deal.stock):
@@ -464,16 +479,19 @@ class LineTree:
             return len(self.positions) - 1
         player = deal.current_player
         index = -1
+        probabilities = None
         if player == 1 and self.policy_replies:
             self.positions.append(deal)
             index = len(self.positions) - 1
+        elif player == 1 and self.reply_model is not None:
+            probabilities = self.reply_model(deal)
         moves = deal.legal_mask_moves()
         children = []
         for card, capture in moves:
             child = deal.copy()
             child.play_unchecked(card, capture)
             children.append(self.expand(child, depth - 1))
-        return player, index, [card for card, _ in moves], children
+        return player, index, [card for card, _ in moves], children, probabilities
 
     def reduce(self, node: Any, values: np.ndarray, logits: np.ndarray, exact: AlphaBeta) -> float:
         """The node's value for seat 0 in points: the best for the player to move, or, where
@@ -482,10 +500,12 @@ class LineTree:
             return float(values[node])
         if isinstance(node, Deal):  # finished, or in its last round: solved exactly
             return exact.value(node, _TO_THE_END, 0) / POINT
-        player, index, cards, children = node
+        player, index, cards, children, probabilities = node
         scores = [self.reduce(c, values, logits, exact) for c in children]
         if player == 0:
             return max(scores)
+        if probabilities is not None:
+            return float(probabilities @ np.array(scores))
         if index < 0:
             if not self.softmin:
                 return min(scores)

@@ -220,22 +220,13 @@ class OpponentModel:
         cached = self._memo.get(key)
         if cached is not None:
             return cached
-        values: list[float]
-        chosen: int | None
-        values, chosen = [], None
-        move_value = self.valuer.move_value
-        for card in cards_of(hand):
-            options = self._captures(play.table, _VALUE[card]) or (0,)
-            for capture in options:
-                if card == play.card and capture == play.capture:
-                    chosen = len(values)
-                value = move_value(play.table, card, capture, False) / self.temperature
-                values.append(value + self.capture_bonus * (capture != 0))
-        if chosen is None:  # illegal for this hand: a hard constraint
+        moves, values = self._scores(hand, play.table)
+        if (play.card, play.capture) not in moves:  # illegal for this hand: a hard constraint
             result = -math.inf
         else:
+            chosen = values[moves.index((play.card, play.capture))]
             top = max(values)
-            log_softmax = values[chosen] - top - math.log(sum(math.exp(v - top) for v in values))
+            log_softmax = chosen - top - math.log(sum(math.exp(v - top) for v in values))
             result = math.log1p(-self.uniform) + log_softmax if self.uniform < 1 else -math.inf
             if self.uniform:
                 result = float(np.logaddexp(result, math.log(self.uniform / len(values))))
@@ -243,6 +234,26 @@ class OpponentModel:
             self._memo.clear()
         self._memo[key] = result
         return result
+
+    def probabilities(self, hand: int, table: int) -> np.ndarray:
+        """The probability of each legal move of a player holding ``hand`` on ``table``, in
+        the order of ``Deal.legal_mask_moves``."""
+        scores = np.array(self._scores(hand, table)[1])
+        weights = np.exp(scores - scores.max())
+        return (1.0 - self.uniform) * weights / weights.sum() + self.uniform / len(scores)
+
+    def _scores(self, hand: int, table: int) -> tuple[list[tuple[int, int]], list[float]]:
+        """The legal moves, ``(card, capture mask)`` in ``Deal.legal_mask_moves``' order, and
+        their softmax scores."""
+        moves: list[tuple[int, int]] = []
+        scores: list[float] = []
+        move_value = self.valuer.move_value
+        for card in cards_of(hand):
+            for capture in self._captures(table, _VALUE[card]) or (0,):
+                moves.append((card, capture))
+                score = move_value(table, card, capture, False) / self.temperature
+                scores.append(score + self.capture_bonus * (capture != 0))
+        return moves, scores
 
 
 class InferredDeterminizer(Determinizer):

@@ -20,6 +20,8 @@ from conftest import (
 
 from agents import AlphaBetaAgent, ValueAlphaBetaAgent, make_agent
 from agents.deal_value import SHIPPED, DealValue
+from agents.greedy import MoveValuer
+from agents.inference import OpponentModel
 from agents.seats import SeatView
 from scopa_env.cards import parse_card
 from scopa_env.errors import CheckpointError, PlayerError
@@ -73,6 +75,23 @@ def test_with_infer_it_searches_alphabetas_inferred_samples() -> None:
     assert inferred != uniform
 
 
+def test_model_replies_weigh_each_reply_by_the_opponent_models_probability() -> None:
+    """With a model that plays uniformly at random every reply weighs alike: the totals are
+    those of a softmin hot enough to weigh them alike too. The real model changes them."""
+    rows = views()
+    uniform = OpponentModel(Rules(), MoveValuer(Rules()), uniform=1.0)
+    changed = False
+    for view in rows:
+        moves = view.info.legal_moves(Rules())
+        modelled = ValueAlphaBetaAgent(samples=4, replies="model", seed=2)
+        modelled.model = uniform
+        hot = ValueAlphaBetaAgent(samples=4, softmin=1e9, seed=2)
+        assert modelled.move_values(view, moves) == hot.move_values(view, moves)
+        greedy = ValueAlphaBetaAgent(samples=4, replies="model", seed=2)
+        changed |= greedy.move_values(view, moves) != hot.move_values(view, moves)
+    assert changed
+
+
 def test_a_leaf_is_the_value_for_seat_0() -> None:
     """``DealValue`` values a position for its seat to move; the search wants seat 0's."""
     player = ValueAlphaBetaAgent(seed=0)
@@ -116,7 +135,7 @@ def test_the_last_round_is_solved_exactly() -> None:
 def test_whole_deals_are_legal_and_reproducible_from_the_seed() -> None:
     def actions(seed: int) -> list[int]:
         players = {
-            "player_0": ValueAlphaBetaAgent(samples=8, seed=seed),
+            "player_0": ValueAlphaBetaAgent(samples=8, replies="model", seed=seed),
             "player_1": ValueAlphaBetaAgent(samples=4, blend=1.0, infer=True, seed=seed + 1),
         }
         return play_deals(players, range(2))
@@ -136,6 +155,8 @@ def test_refuses_other_tables() -> None:
         ({"infer": True, "samples": 8, "candidates": 4}, PlayerError, "candidates"),
         ({"blend": 1.5}, PlayerError, "blend"),
         ({"softmin": -0.5}, PlayerError, "softmin"),
+        ({"replies": "policy"}, PlayerError, "'policy'"),
+        ({"replies": "model", "softmin": 1.0}, PlayerError, "softmin"),
         ({"blend": "half"}, PlayerError, "'half'"),
         ({"value": "no/such/value.npz"}, CheckpointError, "no/such/value.npz"),
         ({"bogus": 1}, PlayerError, "bogus"),

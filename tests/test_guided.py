@@ -159,15 +159,21 @@ def test_the_policy_weighs_the_opponents_cards_and_each_card_takes_its_best_capt
     values = np.array([1.0, -1.0, 2.0])  # seat 0's: a's two captures, then b
     logits = np.zeros((1, 80), np.float32)
     logits[0, b] = np.log(3.0)  # the policy plays b three times in four
-    replies = (1, 0, [a, a, b], [0, 1, 2])
+    replies = (1, 0, [a, a, b], [0, 1, 2], None)
     exact = AlphaBeta(Rules(), MoveValuer(Rules()))
     # a's better capture for the opponent leaves -1: 1/4 * -1 + 3/4 * 2.
     assert LineTree(True, False).reduce(replies, values, logits, exact) == pytest.approx(1.25)
-    assert LineTree(False, False).reduce((1, -1, [a, a, b], [0, 1, 2]), values, logits, exact) == -1
-    assert LineTree(False, False).reduce((0, -1, [a, a, b], [0, 1, 2]), values, logits, exact) == 2
+    assert (
+        LineTree(False, False).reduce((1, -1, [a, a, b], [0, 1, 2], None), values, logits, exact)
+        == -1
+    )
+    assert (
+        LineTree(False, False).reduce((0, -1, [a, a, b], [0, 1, 2], None), values, logits, exact)
+        == 2
+    )
 
 
-def test_a_softmin_weighs_the_opponents_replies_by_how_good_each_is_for_it() -> None:
+def test_a_softmin_or_a_model_weighs_the_opponents_replies() -> None:
     from agents.alphabeta import AlphaBeta
     from agents.greedy import MoveValuer
     from agents.guided import LineTree
@@ -176,7 +182,7 @@ def test_a_softmin_weighs_the_opponents_replies_by_how_good_each_is_for_it() -> 
     values = np.array([-1.0, 1.0])  # seat 0's after each reply
     logits = np.zeros((0, 0))
     exact = AlphaBeta(Rules(), MoveValuer(Rules()))
-    replies = (1, -1, [a, b], [0, 1])
+    replies = (1, -1, [a, b], [0, 1], None)
     # At temperature 2 the reply leaving -1 weighs e^0 = 1, the one leaving 1 e^(-2/2).
     w = np.exp(-1.0)
     expected = (-1.0 + w * 1.0) / (1.0 + w)
@@ -184,8 +190,11 @@ def test_a_softmin_weighs_the_opponents_replies_by_how_good_each_is_for_it() -> 
         expected
     )
     assert LineTree(False, False, 0.01).reduce(replies, values, logits, exact) == pytest.approx(-1)
+    # A model's probabilities weigh the replies where it is given.
+    modelled = (1, -1, [a, b], [0, 1], np.array([0.25, 0.75]))
+    assert LineTree(False, False).reduce(modelled, values, logits, exact) == pytest.approx(0.5)
     # My own moves stay a maximum.
-    mine = (0, -1, [a, b], [0, 1])
+    mine = (0, -1, [a, b], [0, 1], None)
     assert LineTree(False, False, 2.0).reduce(mine, values, logits, exact) == 1
 
 

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from conftest import observe_deal, opening_trail, play_deals
+from conftest import observe_deal, opening_trail, play_deals, played_to
 
 from agents import make_agent
 from agents.alphabeta import AlphaBetaAgent
@@ -134,6 +134,41 @@ def test_a_trail_rules_out_hands_that_could_capture() -> None:
     assert odds == pytest.approx(1 / (2 + math.exp(2.0)))
     # A hand that does not hold the played card cannot have made the play.
     assert model.log_prob(mask_of(parse_cards("QC 4B")), play) == -math.inf
+
+
+def test_move_probabilities_follow_the_greedy_values_in_the_engines_order() -> None:
+    """7D takes 7S from 7S 5C 3S JB, QC (9) and 2B take nothing: under a flat valuation the
+    capture bonus alone makes the capture e**2 times as likely as each trail."""
+    deal = Deal.from_position(
+        hands=(parse_cards("AD 4D 6D"), parse_cards("7D QC 2B")),
+        table=parse_cards("7S 5C 3S JB"),
+        stock=[c for c in range(40) if c not in parse_cards("AD 4D 6D 7D QC 2B 7S 5C 3S JB")],
+        current_player=1,
+        first_player=1,
+    )
+    hand, table = deal.masks["hands"][1], deal.masks["table"]
+    flat = OpponentModel(RULES, MoveValuer(RULES), temperature=1e9, uniform=0.0, capture_bonus=2.0)
+    by_move = dict(zip(deal.legal_mask_moves(), flat.probabilities(hand, table), strict=True))
+    seven, queen, two = parse_cards("7D QC 2B")
+    total = 2 + math.e**2
+    expected = {(seven, mask_of(parse_cards("7S"))): math.e**2 / total}
+    expected |= {(queen, 0): 1 / total, (two, 0): 1 / total}
+    assert by_move == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_move_probabilities_are_the_likelihood_of_each_legal_move(seed: int) -> None:
+    model = OpponentModel(RULES, MoveValuer(RULES))
+    for plays in (0, 5, 11):
+        deal = played_to(seed, plays)
+        hand, table = deal.masks["hands"][deal.current_player], deal.masks["table"]
+        moves = deal.legal_mask_moves()
+        probabilities = model.probabilities(hand, table)
+        assert probabilities.sum() == pytest.approx(1.0)
+        size = len(cards_of(hand))
+        for (card, capture), p in zip(moves, probabilities, strict=True):
+            play = OpponentPlay(table, card, capture, size)
+            assert p == pytest.approx(math.exp(model.log_prob(hand, play)))
 
 
 def test_resampled_deals_follow_the_model() -> None:
