@@ -9,6 +9,9 @@ point difference the deal ends with. ``blend`` of that and the rest ``alphabeta`
 balance make a leaf's value; the lines are reduced by minimax per sample, the root moves share
 the samples and the best total wins. The last round is solved exactly. With ``infer`` the
 samples are drawn by the opponent's plays this round, as ``alphabeta:infer=True`` draws them.
+In a sample the opponent's best reply sees my hand; ``softmin`` and ``replies=model`` weigh
+its replies instead, by how good each is for it or by how likely the soft greedy model of
+``infer`` makes each.
 
 ``guided`` is the same search with the policy network's value head at the leaves, which sees
 only the seat's observation; ``ismcts_value`` puts ``DealValue`` at the leaves of ISMCTS.
