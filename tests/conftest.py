@@ -170,15 +170,21 @@ def last_round(mine: str, theirs: str, table: str, my_pile: str) -> Deal:
     )
 
 
-def opening_trail() -> tuple[Deal, int]:
-    """The opponent (player 1) leads by trailing the two of cups onto 7S 5C 3S JB."""
-    deal = Deal.from_position(
-        hands=(parse_cards("AD 4D 6D"), parse_cards("2B QC 4B")),
+def opening(opponent: str = "2B QC 4B") -> Deal:
+    """The opponent (player 1), holding ``opponent``, leads onto 7S 5C 3S JB; I hold AD 4D 6D."""
+    dealt = f"AD 4D 6D {opponent} 7S 5C 3S JB"
+    return Deal.from_position(
+        hands=(parse_cards("AD 4D 6D"), parse_cards(opponent)),
         table=parse_cards("7S 5C 3S JB"),
-        stock=[c for c in range(40) if c not in parse_cards("AD 4D 6D 2B QC 4B 7S 5C 3S JB")],
+        stock=[c for c in range(40) if c not in parse_cards(dealt)],
         current_player=1,
         first_player=1,
     )
+
+
+def opening_trail() -> tuple[Deal, int]:
+    """The opponent (player 1) leads by trailing the two of cups onto 7S 5C 3S JB."""
+    deal = opening()
     table = deal.masks["table"]
     deal.play_unchecked(parse_cards("2B")[0], 0)
     return deal, table

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from conftest import observe_deal, opening_trail, play_deals, played_to
+from conftest import observe_deal, opening, opening_trail, play_deals, played_to
 
 from agents import make_agent
 from agents.alphabeta import AlphaBetaAgent
@@ -139,13 +139,7 @@ def test_a_trail_rules_out_hands_that_could_capture() -> None:
 def test_move_probabilities_follow_the_greedy_values_in_the_engines_order() -> None:
     """7D takes 7S from 7S 5C 3S JB, QC (9) and 2B take nothing: under a flat valuation the
     capture bonus alone makes the capture e**2 times as likely as each trail."""
-    deal = Deal.from_position(
-        hands=(parse_cards("AD 4D 6D"), parse_cards("7D QC 2B")),
-        table=parse_cards("7S 5C 3S JB"),
-        stock=[c for c in range(40) if c not in parse_cards("AD 4D 6D 7D QC 2B 7S 5C 3S JB")],
-        current_player=1,
-        first_player=1,
-    )
+    deal = opening("7D QC 2B")
     hand, table = deal.masks["hands"][1], deal.masks["table"]
     flat = OpponentModel(RULES, MoveValuer(RULES), temperature=1e9, uniform=0.0, capture_bonus=2.0)
     by_move = dict(zip(deal.legal_mask_moves(), flat.probabilities(hand, table), strict=True))
