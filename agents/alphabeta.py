@@ -56,6 +56,7 @@ from agents.inference import (
     TEMPERATURE,
     UNIFORM,
     OpponentModel,
+    OpponentPlay,
     PlayTracker,
 )
 from agents.seats import SeatView
@@ -397,14 +398,19 @@ class AlphaBetaAgent(RuleAgent):
         candidates = 4 * samples if self.candidates is None else self.candidates
         hidden = [determinizer.hidden(self.rng) for _ in range(candidates)]
         size = info.opp_hand_size
-        log_likelihood = self.model.log_likelihood
-        logs = np.array([log_likelihood(_mask(cards[:size]), plays) for cards in hidden])
+        logs = self.hand_log_likelihoods([_mask(cards[:size]) for cards in hidden], plays)
         weights = np.exp(logs - logs.max())
         edges = np.cumsum(weights) / weights.sum()
         points = (self.rng.random() + np.arange(samples)) / samples
         picks = np.minimum(np.searchsorted(edges, points), len(hidden) - 1)
         chosen, counts = np.unique(picks, return_counts=True)
         return [(determinizer.deal(hidden[i]), int(n)) for i, n in zip(chosen, counts, strict=True)]
+
+    def hand_log_likelihoods(self, hands: list[int], plays: list[OpponentPlay]) -> np.ndarray:
+        """Each hand's log-likelihood, were it the opponent's now, of its plays this round
+        (``plays``, most recent first): the soft greedy model's."""
+        log_likelihood = self.model.log_likelihood
+        return np.array([log_likelihood(hand, plays) for hand in hands])
 
 
 def _mask(cards: list[int]) -> int:

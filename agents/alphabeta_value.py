@@ -25,7 +25,8 @@ from pathlib import Path
 import numpy as np
 
 from agents.deal_value import SHIPPED, DealValue, position
-from agents.guided import LineSearchAgent
+from agents.guided import LeafValuer, LineSearchAgent, RoundHistory, load_network
+from agents.inference import OpponentPlay
 from agents.values import CardValues
 from scopa_env.engine import Deal
 from scopa_env.info_state import InfoState
@@ -57,6 +58,10 @@ class ValueAlphaBetaAgent(LineSearchAgent):
         replies: ``min`` (the opponent's best reply in each sample, or the ``softmin``) or
             ``model``: each reply weighed by its probability for the soft greedy opponent
             ``infer`` reads the plays with (``agents.inference.OpponentModel``).
+        network_belief: with ``infer``, weigh the candidate deals by the shipped network's
+            probability of the opponent's plays this round, raised to this power, instead of
+            the soft greedy model's (0: the model). The network's logits are sharper than the
+            play they predict; a power below 1 tempers them.
     """
 
     name = "alphabeta_value"
@@ -76,6 +81,7 @@ class ValueAlphaBetaAgent(LineSearchAgent):
         candidates: int | None = None,
         softmin: float = 0.0,
         replies: str = "min",
+        network_belief: float = 0.0,
     ) -> None:
         super().__init__(
             rules, samples, depth, endgame_plies, seed, values, infer=infer, candidates=candidates
@@ -90,6 +96,18 @@ class ValueAlphaBetaAgent(LineSearchAgent):
         if replies == "model" and softmin:
             raise ValueError("softmin weighs the opponent's best replies: not with replies='model'")
         self.reply_model = self._model_replies if replies == "model" else None
+        if network_belief < 0:
+            raise ValueError(f"network_belief is a power, >= 0: got {network_belief}")
+        if network_belief and not infer:
+            raise ValueError("network_belief weighs the deals infer draws: give infer=True too")
+        self.network_belief = float(network_belief)
+        self.history = RoundHistory()
+        self.belief: LeafValuer | None = None
+        if network_belief:
+            import torch
+
+            torch.set_num_threads(1)
+            self.belief = LeafValuer(load_network("pretrained")[1])
         self.path = Path(SHIPPED if value is None else value)
         self.value = DealValue.load(self.path)
 
@@ -102,6 +120,24 @@ class ValueAlphaBetaAgent(LineSearchAgent):
         movers = np.fromiter((deal.current_player for deal in positions), np.int64, len(rows))
         values = self.value.values(rows)
         return np.where(movers == 0, values, -values), np.zeros((0, 0))
+
+    def reset(self, seed: int | None = None) -> None:
+        super().reset(seed)
+        self.history.clear()
+
+    def observe(self, info: InfoState) -> None:
+        super().observe(info)
+        if self.belief is not None and info.pending is None:
+            self.history.observe(info)
+
+    def hand_log_likelihoods(self, hands: list[int], plays: list[OpponentPlay]) -> np.ndarray:
+        """The network's, tempered by ``network_belief``, where its history holds the plays
+        the tracker found; the soft greedy model's otherwise."""
+        if self.belief is None or [p.card for p in self.history.plays] != [
+            p.card for p in reversed(plays)
+        ]:
+            return super().hand_log_likelihoods(hands, plays)
+        return self.network_belief * self.history.log_likelihoods(hands, self.belief)
 
     def _model_replies(self, deal: Deal) -> np.ndarray:
         hands, table = deal.view()[:2]

@@ -23,7 +23,7 @@ from agents.deal_value import SHIPPED, DealValue
 from agents.greedy import MoveValuer
 from agents.inference import OpponentModel
 from agents.seats import SeatView
-from scopa_env.cards import parse_card
+from scopa_env.cards import mask_of, parse_card, parse_cards
 from scopa_env.errors import CheckpointError, PlayerError
 from scopa_env.info_state import InfoState
 from scopa_env.rules import Rules
@@ -73,6 +73,30 @@ def test_with_infer_it_searches_alphabetas_inferred_samples() -> None:
     inferred, alphabeta_inferred, uniform = totals
     assert inferred == alphabeta_inferred
     assert inferred != uniform
+
+
+def test_a_network_belief_weighs_the_hands_by_the_networks_likelihood_of_the_plays() -> None:
+    """The opponent led by trailing 2B onto 7S 5C 3S JB: a hand with 7D, which could have
+    taken 7S, is less likely than one that could take nothing, to the network as to the
+    model; the power tempers the network's log-likelihoods, and without the plays in its
+    history the player falls back on the model."""
+    deal, _ = opening_trail()
+    info = InfoState.from_observation(observe_deal(deal)["observation"])
+    hands = [mask_of(parse_cards(cards)) for cards in ("7D QC", "QC 4B")]
+    logs = {}
+    for power in (1.0, 0.25):
+        player = ValueAlphaBetaAgent(samples=4, infer=True, network_belief=power, seed=0)
+        player.observe(info)
+        plays = player.tracker.this_round(info)
+        assert [play.card for play in plays] == [parse_card("2B")]
+        logs[power] = player.hand_log_likelihoods(hands, plays)
+        player.history.clear()
+        model = player.model
+        fallback = [model.log_likelihood(hand, plays) for hand in hands]
+        assert player.hand_log_likelihoods(hands, plays).tolist() == fallback
+    with_seven, without = logs[1.0]
+    assert with_seven < without
+    assert logs[0.25] == pytest.approx(0.25 * logs[1.0])
 
 
 def test_model_replies_weigh_each_reply_by_the_opponent_models_probability() -> None:
@@ -136,7 +160,9 @@ def test_whole_deals_are_legal_and_reproducible_from_the_seed() -> None:
     def actions(seed: int) -> list[int]:
         players = {
             "player_0": ValueAlphaBetaAgent(samples=8, replies="model", seed=seed),
-            "player_1": ValueAlphaBetaAgent(samples=4, blend=1.0, infer=True, seed=seed + 1),
+            "player_1": ValueAlphaBetaAgent(
+                samples=4, blend=1.0, infer=True, network_belief=0.14, seed=seed + 1
+            ),
         }
         return play_deals(players, range(2))
 
@@ -157,6 +183,8 @@ def test_refuses_other_tables() -> None:
         ({"softmin": -0.5}, PlayerError, "softmin"),
         ({"replies": "policy"}, PlayerError, "'policy'"),
         ({"replies": "model", "softmin": 1.0}, PlayerError, "softmin"),
+        ({"network_belief": 0.5}, PlayerError, "infer=True"),
+        ({"infer": True, "network_belief": -1.0}, PlayerError, "network_belief"),
         ({"blend": "half"}, PlayerError, "'half'"),
         ({"value": "no/such/value.npz"}, CheckpointError, "no/such/value.npz"),
         ({"bogus": 1}, PlayerError, "bogus"),
