@@ -242,6 +242,14 @@ class OpponentModel:
         weights = np.exp(scores - scores.max())
         return (1.0 - self.uniform) * weights / weights.sum() + self.uniform / len(scores)
 
+    def card_probabilities(self, hand: int, table: int) -> dict[int, float]:
+        """The probability of each card of ``hand`` on ``table``, summed over its captures."""
+        cards = dict.fromkeys(cards_of(hand), 0.0)
+        moves = self._scores(hand, table)[0]
+        for (card, _), p in zip(moves, self.probabilities(hand, table), strict=True):
+            cards[card] += float(p)
+        return cards
+
     def _scores(self, hand: int, table: int) -> tuple[list[tuple[int, int]], list[float]]:
         """The legal moves, ``(card, capture mask)`` in ``Deal.legal_mask_moves``' order, and
         their softmax scores."""

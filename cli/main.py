@@ -50,6 +50,7 @@ COMMANDS: dict[str, Command] = {
     "compare": Command(
         "cli.compare", "two players against the same opponents, paired deck by deck"
     ),
+    "predict": Command("cli.predict", "how well the opponent models predict a player's cards"),
     "train": Command("cli.train", "train an agent from a config"),
     "value": Command("cli.value", "train the deal-value network the *_value searches use"),
     "bench": Command("cli.bench", "benchmark the engine against OpenSpiel"),

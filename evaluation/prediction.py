@@ -1,0 +1,100 @@
+"""How well the two opponent models predict a player's cards: the soft greedy model and the
+shipped network's policy.
+
+``alphabeta:infer=True`` and ``alphabeta_value:infer=True`` weigh guesses of the opponent's
+hand by how likely each makes the cards it played this round (``agents.inference``), by the
+soft greedy model or, with ``network_belief``, by the network. The truer that likelihood, the
+better the guesses. ``card_choices`` plays a player against itself at two-player Scopa and
+records each of its card choices from a hand of two or more cards, with each model's view of
+the cards it held: the soft greedy model's log-probability of each (the sum over its captures)
+and the network's logit of each. The network's logits are sharper than the play they predict:
+``fit_power`` finds the power of its likelihood (a temperature's inverse) that makes the
+choices likeliest, which is what ``network_belief`` takes, to be judged on other choices.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from agents.greedy import MoveValuer
+from agents.guided import LeafValuer, load_network
+from agents.inference import OpponentModel
+from evaluation.players import PlayerSpec
+from scopa_env import scopa_v0
+from scopa_env.cards import cards_of
+from scopa_env.info_state import InfoState
+from scopa_env.rules import Rules
+
+#: The powers ``fit_power`` tries: 0.01 to 2 by 0.01.
+POWERS = np.round(np.arange(1, 201) / 100, 2)
+
+
+@dataclass(frozen=True)
+class CardChoice:
+    """One card choice: the index of the card played among those held (in card order), the
+    soft greedy model's log-probability of each held card and the network's logit of each."""
+
+    played: int
+    model: np.ndarray
+    network: np.ndarray
+
+
+def card_choices(
+    player: str, deals: int, seed: int = 0, network: str = "pretrained"
+) -> list[CardChoice]:
+    """Every card choice of ``player`` (a command-line spec) from a hand of two or more cards,
+    over ``deals`` deals of self-play at two-player Scopa."""
+    rules = Rules()
+    spec = PlayerSpec.parse(player)
+    seats = {"player_0": spec.build(rules), "player_1": spec.build(rules)}
+    model = OpponentModel(rules, MoveValuer(rules))
+    env = scopa_v0.raw_env(rules=rules, episode="deal")
+    observations, held, played, model_logs = [], [], [], []
+    for deal in range(deals):
+        env.reset(seed=seed + deal)
+        for k, agent in enumerate(seats.values()):
+            agent.reset(seed=2 * (seed + deal) + k)
+        while not env.terminations[env.agent_selection]:
+            observation = env.observe(env.agent_selection)
+            action = int(seats[env.agent_selection].act(observation))
+            info = InfoState.from_observation(observation["observation"])
+            cards = cards_of(info.hand)
+            if info.pending is None and len(cards) > 1:
+                by_card = model.card_probabilities(info.hand, info.table)
+                observations.append(np.asarray(observation["observation"], np.float32))
+                held.append(list(cards))
+                played.append(cards.index(action))
+                model_logs.append(np.log(np.array([by_card[c] for c in cards])))
+            env.step(action)
+    if not observations:
+        return []
+    logits = LeafValuer(load_network(network)[1]).logits(np.stack(observations))
+    return [
+        CardChoice(k, logs, logits[row, cards].astype(np.float64))
+        for row, (k, logs, cards) in enumerate(zip(played, model_logs, held, strict=True))
+    ]
+
+
+def mean_log_likelihood(choices: list[CardChoice], power: float | None = None) -> float:
+    """The mean log-probability of the card played: the soft greedy model's (``power`` None)
+    or the network's, its logits raised to ``power`` (multiplied, then normalized)."""
+    total = 0.0
+    for choice in choices:
+        logs = choice.model if power is None else power * choice.network
+        top = logs.max()
+        total += logs[choice.played] - top - np.log(np.exp(logs - top).sum())
+    return total / len(choices)
+
+
+def top_one(choices: list[CardChoice], network: bool) -> float:
+    """How often the model's likeliest card was the card played."""
+    return float(
+        np.mean([np.argmax(c.network if network else c.model) == c.played for c in choices])
+    )
+
+
+def fit_power(choices: list[CardChoice]) -> float:
+    """The power of ``POWERS`` under which the network makes ``choices`` likeliest."""
+    return float(POWERS[int(np.argmax([mean_log_likelihood(choices, p) for p in POWERS]))])
