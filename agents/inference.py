@@ -238,17 +238,21 @@ class OpponentModel:
     def probabilities(self, hand: int, table: int) -> np.ndarray:
         """The probability of each legal move of a player holding ``hand`` on ``table``, in
         the order of ``Deal.legal_mask_moves``."""
-        scores = np.array(self._scores(hand, table)[1])
-        weights = np.exp(scores - scores.max())
-        return (1.0 - self.uniform) * weights / weights.sum() + self.uniform / len(scores)
+        return self._mix(self._scores(hand, table)[1])
 
     def card_probabilities(self, hand: int, table: int) -> dict[int, float]:
         """The probability of each card of ``hand`` on ``table``, summed over its captures."""
         cards = dict.fromkeys(cards_of(hand), 0.0)
-        moves = self._scores(hand, table)[0]
-        for (card, _), p in zip(moves, self.probabilities(hand, table), strict=True):
+        moves, scores = self._scores(hand, table)
+        for (card, _), p in zip(moves, self._mix(scores), strict=True):
             cards[card] += float(p)
         return cards
+
+    def _mix(self, scores: list[float]) -> np.ndarray:
+        """The softmax of ``scores`` mixed with ``uniform`` of uniform play."""
+        values = np.array(scores)
+        weights = np.exp(values - values.max())
+        return (1.0 - self.uniform) * weights / weights.sum() + self.uniform / len(values)
 
     def _scores(self, hand: int, table: int) -> tuple[list[tuple[int, int]], list[float]]:
         """The legal moves, ``(card, capture mask)`` in ``Deal.legal_mask_moves``' order, and
