@@ -46,8 +46,8 @@ def run(args: argparse.Namespace) -> int:
         f"| soft greedy (`infer`) | {mean_log_likelihood(held_out):.3f} | "
         f"{top_one(held_out, network=False):.3f} |"
     )
-    for label, p in ((f"network, power {power:.2f} (fitted on the first half)", power),
-                     ("network, power 1", 1.0)):  # fmt: skip
+    fitted = f"network, power {power:.2f} (fitted on the first half)"
+    for label, p in ((fitted, power), ("network, power 1", 1.0)):
         print(
             f"| {label} | {mean_log_likelihood(held_out, p):.3f} | {top_one(held_out, True):.3f} |"
         )

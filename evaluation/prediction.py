@@ -8,8 +8,10 @@ better the guesses. ``card_choices`` plays a player against itself at two-player
 records each of its card choices from a hand of two or more cards, with each model's view of
 the cards it held: the soft greedy model's log-probability of each (the sum over its captures)
 and the network's logit of each. The network's logits are sharper than the play they predict:
-``fit_power`` finds the power of its likelihood (a temperature's inverse) that makes the
-choices likeliest, which is what ``network_belief`` takes, to be judged on other choices.
+``fit_power`` finds the factor of its logits (a temperature's inverse) that makes the
+choices likeliest, to be judged on other choices. ``network_belief`` raises the network's
+probability of each play to a power without renormalizing it over the cards held: a close
+tempering, not the same one, so the fitted factor is a guide to its power.
 """
 
 from __future__ import annotations
@@ -79,7 +81,7 @@ def card_choices(
 
 def mean_log_likelihood(choices: list[CardChoice], power: float | None = None) -> float:
     """The mean log-probability of the card played: the soft greedy model's (``power`` None)
-    or the network's, its logits raised to ``power`` (multiplied, then normalized)."""
+    or the network's, its logits multiplied by ``power``, then normalized."""
     total = 0.0
     for choice in choices:
         logs = choice.model if power is None else power * choice.network
