@@ -11,7 +11,8 @@ the samples and the best total wins. The last round is solved exactly. With ``in
 samples are drawn by the opponent's plays this round, as ``alphabeta:infer=True`` draws them.
 In a sample the opponent's best reply sees my hand; ``softmin`` and ``replies=model`` weigh
 its replies instead, by how good each is for it or by how likely the soft greedy model of
-``infer`` makes each.
+``infer`` makes each. My own move after the reply sees the opponent's hand too; ``infoset``
+chooses it once for all the samples, by what I will know then.
 
 ``guided`` is the same search with the policy network's value head at the leaves, which sees
 only the seat's observation; ``ismcts_value`` puts ``DealValue`` at the leaves of ISMCTS.
@@ -62,6 +63,10 @@ class ValueAlphaBetaAgent(LineSearchAgent):
             probability of the opponent's plays this round, raised to this power, instead of
             the soft greedy model's (0: the model). The network's logits are sharper than the
             play they predict; a power below 1 tempers them.
+        infoset: choose my move after each reply of the opponent's once for all the samples,
+            as I will choose it knowing the reply and not the opponent's hand, rather than in
+            each sample, where it sees that hand (``LineTree.reduce_shared``); while my hand
+            holds two cards or more (no new cards come before that move).
     """
 
     name = "alphabeta_value"
@@ -82,6 +87,7 @@ class ValueAlphaBetaAgent(LineSearchAgent):
         softmin: float = 0.0,
         replies: str = "min",
         network_belief: float = 0.0,
+        infoset: bool = False,
     ) -> None:
         super().__init__(
             rules, samples, depth, endgame_plies, seed, values, infer=infer, candidates=candidates
@@ -96,6 +102,11 @@ class ValueAlphaBetaAgent(LineSearchAgent):
         if replies == "model" and softmin:
             raise ValueError("softmin weighs the opponent's best replies: not with replies='model'")
         self.reply_model = self._model_replies if replies == "model" else None
+        if infoset and (softmin or replies == "model"):
+            raise ValueError(
+                "infoset answers the opponent's best replies: not with softmin or replies='model'"
+            )
+        self.shared_replies = bool(infoset)
         if network_belief < 0:
             raise ValueError(f"network_belief is a power, >= 0: got {network_belief}")
         if network_belief and not infer:

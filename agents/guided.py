@@ -280,6 +280,9 @@ class LineSearchAgent(AlphaBetaAgent, ABC):
     #: Each legal move's probability for the opponent in a sampled position, weighing its
     #: replies (``LineTree``; ``None``: its best reply).
     reply_model: Callable[[Deal], np.ndarray] | None = None
+    #: Whether my move after the opponent's reply is chosen once for all the samples
+    #: (``LineTree.reduce_shared``) rather than in each.
+    shared_replies = False
 
     def _check_blend(self, blend: float) -> float:
         if not 0.0 <= blend <= 1.0:
@@ -324,11 +327,15 @@ class LineSearchAgent(AlphaBetaAgent, ABC):
             )
             values = self.blend * values + (1.0 - self.blend) / POINT * material
         weights = np.array([count for _, count in drawn], np.float64) * self.sample_weights(deals)
-        totals = [0.0] * len(moves)
-        for k, tree in enumerate(trees):
-            totals[k % len(moves)] += weights[k // len(moves)] * search.reduce(
-                tree, values, logits, exact
-            )
+        n = len(moves)
+        if self.shared_replies and info.hand.bit_count() >= 2:
+            totals = [
+                search.reduce_shared(trees[j::n], weights, values, logits, exact) for j in range(n)
+            ]
+        else:
+            totals = [0.0] * n
+            for k, tree in enumerate(trees):
+                totals[k % n] += weights[k // n] * search.reduce(tree, values, logits, exact)
         return [round(POINT * t) for t in totals]
 
 
@@ -447,9 +454,9 @@ class LineTree:
 
     A node is the index of a leaf in ``positions``, a ``Deal`` to solve exactly (finished or,
     with ``exact_last_round``, in its last round: with the stock empty the sampled deal is the
-    true one to both players), or ``(player, index, cards, children, probabilities)``: the
+    true one to both players), or ``(player, index, moves, children, probabilities)``: the
     player to move, the index in ``positions`` of a node whose policy weighs the opponent's
-    replies (-1 for others), each child's card, and the ``reply_model``'s probability of each
+    replies (-1 for others), each child's move, and the ``reply_model``'s probability of each
     child where it weighs the opponent's replies (``None`` elsewhere).
 
     The opponent's best reply in a sample sees my hand, which the real opponent does not, so
@@ -491,7 +498,7 @@ class LineTree:
             child = deal.copy()
             child.play_unchecked(card, capture)
             children.append(self.expand(child, depth - 1))
-        return player, index, [card for card, _ in moves], children, probabilities
+        return player, index, moves, children, probabilities
 
     def reduce(self, node: Any, values: np.ndarray, logits: np.ndarray, exact: AlphaBeta) -> float:
         """The node's value for seat 0 in points: the best for the player to move, or, where
@@ -500,7 +507,7 @@ class LineTree:
             return float(values[node])
         if isinstance(node, Deal):  # finished, or in its last round: solved exactly
             return exact.value(node, _TO_THE_END, 0) / POINT
-        player, index, cards, children, probabilities = node
+        player, index, moves, children, probabilities = node
         scores = [self.reduce(c, values, logits, exact) for c in children]
         if player == 0:
             return max(scores)
@@ -513,7 +520,68 @@ class LineTree:
             weights = np.exp((scored.min() - scored) / self.softmin)
             return float(weights @ scored / weights.sum())
         best: dict[int, float] = {}
-        for card, score in zip(cards, scores, strict=True):
+        for (card, _), score in zip(moves, scores, strict=True):
             best[card] = min(score, best.get(card, score))
         weights = np.exp(logits[index, list(best)] - logits[index, list(best)].max())
         return float(weights @ np.fromiter(best.values(), np.float64) / weights.sum())
+
+    def reduce_shared(
+        self,
+        trees: list[Any],
+        weights: np.ndarray,
+        values: np.ndarray,
+        logits: np.ndarray,
+        exact: AlphaBeta,
+    ) -> float:
+        """The weighted total for seat 0 of one root move's trees, one per sample, with my
+        move after each reply of the opponent's chosen once for every sample (not per sample).
+
+        In a sample my best move after the reply sees the opponent's hand; the reply and the
+        table are all I will see, so a move is chosen per reply. The opponent still replies as
+        best it can in each sample, so a move after one reply counts only in the samples where
+        that reply is its best: each reply's move starts as the best on average over the
+        samples that allow the reply, then moves are changed one reply at a time while the
+        total improves. The caller shares only when my hand after the reply is the one I hold
+        now (no new cards dealt). A sample with no reply to search is reduced alone.
+        """
+        total = 0.0
+        rows: list[int] = []
+        after: dict[Any, dict[Any, dict[int, float]]] = {}  # reply → my move → sample → value
+        for s, node in enumerate(trees):
+            if not (isinstance(node, tuple) and node[0] == 1 and node[4] is None and node[1] < 0):
+                total += weights[s] * self.reduce(node, values, logits, exact)
+                continue
+            rows.append(s)
+            for reply, child in zip(node[2], node[3], strict=True):
+                mine = after.setdefault(reply, {})
+                if isinstance(child, tuple) and child[0] == 0:
+                    for move, grandchild in zip(child[2], child[3], strict=True):
+                        value = self.reduce(grandchild, values, logits, exact)
+                        mine.setdefault(move, {})[s] = value
+                else:
+                    mine.setdefault(None, {})[s] = self.reduce(child, values, logits, exact)
+        if not rows:
+            return total
+        where = {s: row for row, s in enumerate(rows)}
+        w = weights[rows]
+        tables = []  # per reply (samples, my moves), +inf where the sample does not allow it
+        for mine in after.values():
+            table = np.full((len(rows), len(mine)), np.inf)
+            for column, by_sample in enumerate(mine.values()):
+                for s, value in by_sample.items():
+                    table[where[s], column] = value
+            tables.append(table)
+        allowed = [np.isfinite(t[:, 0]) for t in tables]
+        choice = [int(np.argmax(w[a] @ t[a])) for t, a in zip(tables, allowed, strict=True)]
+        chosen = np.stack([t[:, c] for t, c in zip(tables, choice, strict=True)], axis=1)
+        improved = True
+        while improved:
+            improved = False
+            for r, table in enumerate(tables):
+                others = np.delete(chosen, r, axis=1).min(axis=1, initial=np.inf)
+                totals = w @ np.minimum(others[:, None], table)
+                best = int(np.argmax(totals))
+                if totals[best] > totals[choice[r]] + 1e-12:
+                    choice[r], improved = best, True
+                    chosen[:, r] = table[:, best]
+        return total + float(w @ chosen.min(axis=1))

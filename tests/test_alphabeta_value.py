@@ -116,6 +116,22 @@ def test_model_replies_weigh_each_reply_by_the_opponent_models_probability() -> 
     assert changed
 
 
+def test_infoset_totals_are_at_most_the_per_sample_ones() -> None:
+    """Choosing my move after each reply once for every sample can only lose the value a
+    per-sample choice gets from seeing the opponent's hand; with one sample nothing is lost.
+    Somewhere it is lost: the option changes the totals."""
+    lower = False
+    for view in views():
+        moves = view.info.legal_moves(Rules())
+        fused = ValueAlphaBetaAgent(samples=6, seed=2).move_values(view, moves)
+        shared = ValueAlphaBetaAgent(samples=6, seed=2, infoset=True).move_values(view, moves)
+        assert all(s <= f for s, f in zip(shared, fused, strict=True))
+        lower |= shared != fused
+        one = ValueAlphaBetaAgent(samples=1, seed=2, infoset=True).move_values(view, moves)
+        assert one == ValueAlphaBetaAgent(samples=1, seed=2).move_values(view, moves)
+    assert lower
+
+
 def test_a_leaf_is_the_value_for_seat_0() -> None:
     """``DealValue`` values a position for its seat to move; the search wants seat 0's."""
     player = ValueAlphaBetaAgent(seed=0)
@@ -184,6 +200,8 @@ def test_refuses_other_tables() -> None:
         ({"replies": "policy"}, PlayerError, "'policy'"),
         ({"replies": "model", "softmin": 1.0}, PlayerError, "softmin"),
         ({"network_belief": 0.5}, PlayerError, "infer=True"),
+        ({"infoset": True, "softmin": 1.0}, PlayerError, "infoset"),
+        ({"infoset": True, "replies": "model"}, PlayerError, "infoset"),
         ({"infer": True, "network_belief": -1.0}, PlayerError, "network_belief"),
         ({"blend": "half"}, PlayerError, "'half'"),
         ({"value": "no/such/value.npz"}, CheckpointError, "no/such/value.npz"),

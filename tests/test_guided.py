@@ -159,17 +159,16 @@ def test_the_policy_weighs_the_opponents_cards_and_each_card_takes_its_best_capt
     values = np.array([1.0, -1.0, 2.0])  # seat 0's: a's two captures, then b
     logits = np.zeros((1, 80), np.float32)
     logits[0, b] = np.log(3.0)  # the policy plays b three times in four
-    replies = (1, 0, [a, a, b], [0, 1, 2], None)
+    moves = [(a, 1), (a, 2), (b, 0)]  # a takes one of two table cards, b trails
+    replies = (1, 0, moves, [0, 1, 2], None)
     exact = AlphaBeta(Rules(), MoveValuer(Rules()))
     # a's better capture for the opponent leaves -1: 1/4 * -1 + 3/4 * 2.
     assert LineTree(True, False).reduce(replies, values, logits, exact) == pytest.approx(1.25)
     assert (
-        LineTree(False, False).reduce((1, -1, [a, a, b], [0, 1, 2], None), values, logits, exact)
-        == -1
+        LineTree(False, False).reduce((1, -1, moves, [0, 1, 2], None), values, logits, exact) == -1
     )
     assert (
-        LineTree(False, False).reduce((0, -1, [a, a, b], [0, 1, 2], None), values, logits, exact)
-        == 2
+        LineTree(False, False).reduce((0, -1, moves, [0, 1, 2], None), values, logits, exact) == 2
     )
 
 
@@ -182,7 +181,7 @@ def test_a_softmin_or_a_model_weighs_the_opponents_replies() -> None:
     values = np.array([-1.0, 1.0])  # seat 0's after each reply
     logits = np.zeros((0, 0))
     exact = AlphaBeta(Rules(), MoveValuer(Rules()))
-    replies = (1, -1, [a, b], [0, 1], None)
+    replies = (1, -1, [(a, 0), (b, 0)], [0, 1], None)
     # At temperature 2 the reply leaving -1 weighs e^0 = 1, the one leaving 1 e^(-2/2).
     w = np.exp(-1.0)
     expected = (-1.0 + w * 1.0) / (1.0 + w)
@@ -191,11 +190,41 @@ def test_a_softmin_or_a_model_weighs_the_opponents_replies() -> None:
     )
     assert LineTree(False, False, 0.01).reduce(replies, values, logits, exact) == pytest.approx(-1)
     # A model's probabilities weigh the replies where it is given.
-    modelled = (1, -1, [a, b], [0, 1], np.array([0.25, 0.75]))
+    modelled = (1, -1, [(a, 0), (b, 0)], [0, 1], np.array([0.25, 0.75]))
     assert LineTree(False, False).reduce(modelled, values, logits, exact) == pytest.approx(0.5)
     # My own moves stay a maximum.
-    mine = (0, -1, [a, b], [0, 1], None)
+    mine = (0, -1, [(a, 0), (b, 0)], [0, 1], None)
     assert LineTree(False, False, 2.0).reduce(mine, values, logits, exact) == 1
+
+
+def test_my_move_after_a_reply_is_chosen_once_for_every_sample() -> None:
+    """Two samples of one root move. In the first the opponent can reply r or q, in the second
+    only r; after r I play x or y. Per sample I would play x in the first (3) and y in the
+    second (2), each seeing the opponent's hand. One move after r for both: x leaves the
+    opponent q in the first (1) and 0 in the second, 1 in all; y leaves 0 and 2, 2 in all."""
+    from agents.alphabeta import AlphaBeta
+    from agents.greedy import MoveValuer
+    from agents.guided import LineTree
+
+    r, q = (parse_card("7D"), 0), (parse_card("3S"), 0)
+    x, y = (parse_card("AC"), 0), (parse_card("2C"), 0)
+    values = np.array([3.0, 0.0, 1.0, 0.0, 2.0])  # seat 0's at each leaf
+    first = (1, -1, [r, q], [(0, -1, [x, y], [0, 1], None), 2], None)
+    second = (1, -1, [r], [(0, -1, [x, y], [3, 4], None)], None)
+    exact = AlphaBeta(Rules(), MoveValuer(Rules()))
+    tree = LineTree(False, False)
+    logits = np.zeros((0, 0))
+    ones = np.ones(2)
+    fused = sum(tree.reduce(t, values, logits, exact) for t in (first, second))
+    assert fused == pytest.approx(1.0 + 2.0)
+    # On average over the samples allowing r, x is better (3 against 2); the total is not.
+    assert tree.reduce_shared([first, second], ones, values, logits, exact) == pytest.approx(2.0)
+    assert tree.reduce_shared([first, second], np.array([3.0, 1.0]), values, logits, exact) == (
+        pytest.approx(3.0)  # x: 3 * 1 + 0; y: 3 * 0 + 2
+    )
+    # One sample alone, or a sample with nothing to share, is reduced as before.
+    assert tree.reduce_shared([first], ones, values, logits, exact) == pytest.approx(1.0)
+    assert tree.reduce_shared([4, second], ones, values, logits, exact) == pytest.approx(4.0)
 
 
 def test_the_history_rebuilds_what_the_opponent_saw_before_each_play() -> None:
