@@ -199,7 +199,7 @@ def test_refuses_other_tables() -> None:
         ({"softmin": -0.5}, PlayerError, "softmin"),
         ({"replies": "policy"}, PlayerError, "'policy'"),
         ({"replies": "model", "softmin": 1.0}, PlayerError, "softmin"),
-        ({"network_belief": 0.5}, PlayerError, "infer=True"),
+        ({"infer": False, "network_belief": 0.5}, PlayerError, "infer=True"),
         ({"infoset": True, "softmin": 1.0}, PlayerError, "infoset"),
         ({"infoset": True, "replies": "model"}, PlayerError, "infoset"),
         ({"infer": True, "network_belief": -1.0}, PlayerError, "network_belief"),
