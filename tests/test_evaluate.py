@@ -344,3 +344,30 @@ def test_cli_eval_free_for_all(tmp_path, capsys) -> None:
     assert (out / "field.csv").read_text().count("\n") == 4
     assert cli.main(["eval", "greedy", "random", "--table", "scopa_3", "--out", str(out)]) == 2
     assert "scopa_3 is a free-for-all of 3 players" in capsys.readouterr().err
+
+
+def test_the_seats_act_on_one_blas_thread_and_the_process_keeps_its_own() -> None:
+    """numpy's BLAS threads spin between products and the spinning counts as CPU time of the
+    next seat to act: the seats act on one thread, and the process gets its threads back."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from agents import GreedyAgent
+    from evaluation.harness import play_game
+    from scopa_env.environments import make_aec
+
+    def blas_threads() -> set[int]:
+        return {i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"}
+
+    seen: set[int] = set()
+
+    class Recording(GreedyAgent):
+        def act(self, observation):
+            seen.update(blas_threads())
+            return super().act(observation)
+
+    env = make_aec("scopa", rules=Rules(), episode="deal", reward="points")
+    with threadpool_limits(limits=2, user_api="blas"):
+        assert blas_threads() == {2}, "numpy loads a BLAS"
+        play_game(env, [Recording(), Recording()], [1, 2], {}, 5)
+        assert blas_threads() == {2}
+    assert seen == {1}
