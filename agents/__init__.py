@@ -26,6 +26,7 @@ from agents.greedy import GreedyAgent
 from agents.guided import GuidedAgent
 from agents.heuristic import HeuristicAgent
 from agents.ismcts import ISMCTSAgent
+from agents.ismcts_alphabeta import AlphaBetaISMCTSAgent
 from agents.ismcts_prior import PriorISMCTSAgent
 from agents.ismcts_value import ValueISMCTSAgent
 from agents.openspiel_bot import OpenSpielISMCTSAgent
@@ -41,6 +42,7 @@ AGENTS: dict[str, type] = {
     "ismcts": ISMCTSAgent,
     "ismcts_prior": PriorISMCTSAgent,
     "ismcts_value": ValueISMCTSAgent,
+    "ismcts_alphabeta": AlphaBetaISMCTSAgent,
     "alphabeta": AlphaBetaAgent,
     "alphabeta_value": ValueAlphaBetaAgent,
     "guided": GuidedAgent,
@@ -129,6 +131,7 @@ __all__ = [
     "AGENTS",
     "Agent",
     "AlphaBetaAgent",
+    "AlphaBetaISMCTSAgent",
     "GreedyAgent",
     "GuidedAgent",
     "HeuristicAgent",
