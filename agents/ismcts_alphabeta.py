@@ -8,6 +8,10 @@ a learnt judge), so this player credits each root move with ``mix`` times ``alph
 estimate, in points, on top of ISMCTS's mean (as ``agents.ismcts_prior`` credits a network's
 prior). In the last round, where the deal is a game of perfect information,
 ``alphabeta_value``'s exact solution plays alone. Two-player Scopa only, as ``DealValue``.
+
+Measured, it is weaker than ``alphabeta_value`` alone: on 600 decks of seed 0 against
+ISMCTS-300, +0.152 +- 0.116 points per deal at 28.5 ms a move, 0.094 +- 0.112 below
+``alphabeta_value`` deck by deck; ``mix=3.0`` 0.091 +- 0.089 below (README, "Results").
 """
 
 from __future__ import annotations
