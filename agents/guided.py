@@ -328,7 +328,7 @@ class LineSearchAgent(AlphaBetaAgent, ABC):
             values = self.blend * values + (1.0 - self.blend) / POINT * material
         weights = np.array([count for _, count in drawn], np.float64) * self.sample_weights(deals)
         n = len(moves)
-        if self.shared_replies and info.hand.bit_count() >= 2:
+        if self.shared_replies and info.full_hand.bit_count() >= 2:
             totals = [
                 search.reduce_shared(trees[j::n], weights, values, logits, exact) for j in range(n)
             ]
