@@ -10,9 +10,10 @@ balance make a leaf's value; the lines are reduced by minimax per sample, the ro
 the samples and the best total wins. The last round is solved exactly. The samples are drawn
 by the opponent's plays this round, as ``alphabeta:infer=True`` draws them (``infer=False``:
 uniformly).
-In a sample the opponent's best reply sees my hand; ``softmin`` and ``replies=model`` weigh
-its replies instead, by how good each is for it or by how likely the soft greedy model of
-``infer`` makes each. My own move after the reply sees the opponent's hand too; ``infoset``
+In a sample the opponent's best reply sees my hand; ``softmin``, ``replies=model`` and
+``replies=policy`` weigh its replies instead, by how good each is for it, by how likely the
+soft greedy model of ``infer`` makes each, or by the shipped network's policy from the
+opponent's seat. My own move after the reply sees the opponent's hand too; ``infoset``
 chooses it once for all the samples, by what I will know then.
 
 ``guided`` is the same search with the policy network's value head at the leaves, which sees
@@ -22,14 +23,16 @@ Measured strength is in the README ("Results").
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
 from agents.deal_value import SHIPPED, DealValue, position
-from agents.guided import LeafValuer, LineSearchAgent, RoundHistory, load_network
+from agents.guided import LeafValuer, LineSearchAgent, Root, RoundHistory, load_network
 from agents.inference import OpponentPlay
 from agents.values import CardValues
+from scopa_env.cards import NUM_CARDS
 from scopa_env.engine import Deal
 from scopa_env.info_state import InfoState
 from scopa_env.rules import Rules
@@ -61,9 +64,12 @@ class ValueAlphaBetaAgent(LineSearchAgent):
             default four times ``samples``).
         softmin: the temperature in points of the opponent's replies in each sample, each
             weighed by ``exp(-value / softmin)`` (0: its best reply alone, minimax).
-        replies: ``min`` (the opponent's best reply in each sample, or the ``softmin``) or
+        replies: ``min`` (the opponent's best reply in each sample, or the ``softmin``),
             ``model``: each reply weighed by its probability for the soft greedy opponent
-            ``infer`` reads the plays with (``agents.inference.OpponentModel``).
+            ``infer`` reads the plays with (``agents.inference.OpponentModel``), or
+            ``policy``: each card of the opponent's weighed by the shipped network's policy
+            from the opponent's observation, which does not see my hand (each card's best
+            capture for it; ``guided``'s replies).
         network_belief: with ``infer``, weigh the candidate deals by the shipped network's
             probability of the opponent's plays this round, raised to this power, instead of
             the soft greedy model's (0: the model). The network's logits are sharper than the
@@ -102,14 +108,18 @@ class ValueAlphaBetaAgent(LineSearchAgent):
         if softmin < 0:
             raise ValueError(f"softmin is a temperature in points, >= 0: got {softmin}")
         self.softmin = float(softmin)
-        if replies not in ("min", "model"):
-            raise ValueError(f"replies is 'min' or 'model', got {replies!r}")
-        if replies == "model" and softmin:
-            raise ValueError("softmin weighs the opponent's best replies: not with replies='model'")
-        self.reply_model = self._model_replies if replies == "model" else None
-        if infoset and (softmin or replies == "model"):
+        if replies not in ("min", "model", "policy"):
+            raise ValueError(f"replies is 'min', 'model' or 'policy', got {replies!r}")
+        if replies != "min" and softmin:
             raise ValueError(
-                "infoset answers the opponent's best replies: not with softmin or replies='model'"
+                f"softmin weighs the opponent's best replies: not with replies={replies!r}"
+            )
+        self.reply_model = self._model_replies if replies == "model" else None
+        self.policy_replies = replies == "policy"
+        if infoset and (softmin or replies != "min"):
+            raise ValueError(
+                f"infoset answers the opponent's best replies: not with softmin or "
+                f"replies={replies!r}"
             )
         self.shared_replies = bool(infoset)
         if network_belief < 0:
@@ -118,24 +128,35 @@ class ValueAlphaBetaAgent(LineSearchAgent):
             raise ValueError("network_belief weighs the deals infer draws: give infer=True too")
         self.network_belief = float(network_belief)
         self.history = RoundHistory()
-        self.belief: LeafValuer | None = None
-        if network_belief:
+        self.network: LeafValuer | None = None  # the shipped policy, where an option reads it
+        if network_belief or self.policy_replies:
             import torch
 
             torch.set_num_threads(1)
-            self.belief = LeafValuer(load_network("pretrained")[1])
+            self.network = LeafValuer(load_network("pretrained")[1])
         self.path = Path(SHIPPED if value is None else value)
         self.value = DealValue.load(self.path)
 
     def leaf_values(
-        self, positions: list[Deal], info: InfoState, deals: list[Deal]
+        self,
+        positions: list[Deal],
+        info: InfoState,
+        deals: list[Deal],
+        replies: Sequence[int] = (),
     ) -> tuple[np.ndarray, np.ndarray]:
         if not positions:
             return np.zeros(0), np.zeros((0, 0))
         rows = np.array([position(deal) for deal in positions], np.int64)
         movers = np.fromiter((deal.current_player for deal in positions), np.int64, len(rows))
         values = self.value.values(rows)
-        return np.where(movers == 0, values, -values), np.zeros((0, 0))
+        logits = np.zeros((0, 0), np.float32)
+        if replies and self.network is not None:
+            logits = np.zeros((len(positions), 2 * NUM_CARDS), np.float32)
+            seen = self.network.observations(
+                [positions[row] for row in replies], Root.of(info, deals[0].dealer)
+            )
+            logits[list(replies)] = self.network.logits(seen)
+        return np.where(movers == 0, values, -values), logits
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
@@ -143,17 +164,16 @@ class ValueAlphaBetaAgent(LineSearchAgent):
 
     def observe(self, info: InfoState) -> None:
         super().observe(info)
-        if self.belief is not None and info.pending is None:
+        if self.network_belief and info.pending is None:
             self.history.observe(info)
 
     def hand_log_likelihoods(self, hands: list[int], plays: list[OpponentPlay]) -> np.ndarray:
         """The network's, tempered by ``network_belief``, where its history holds the plays
         the tracker found; the soft greedy model's otherwise."""
-        if self.belief is None or [p.card for p in self.history.plays] != [
-            p.card for p in reversed(plays)
-        ]:
+        found = [p.card for p in self.history.plays] == [p.card for p in reversed(plays)]
+        if not self.network_belief or self.network is None or not found:
             return super().hand_log_likelihoods(hands, plays)
-        return self.network_belief * self.history.log_likelihoods(hands, self.belief)
+        return self.network_belief * self.history.log_likelihoods(hands, self.network)
 
     def _model_replies(self, deal: Deal) -> np.ndarray:
         hands, table = deal.view()[:2]

@@ -23,7 +23,7 @@ What each variant scored is in the ``GuidedAgent`` docstring.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -293,10 +293,15 @@ class LineSearchAgent(AlphaBetaAgent, ABC):
 
     @abstractmethod
     def leaf_values(
-        self, positions: list[Deal], info: InfoState, deals: list[Deal]
+        self,
+        positions: list[Deal],
+        info: InfoState,
+        deals: list[Deal],
+        replies: Sequence[int] = (),
     ) -> tuple[np.ndarray, np.ndarray]:
         """Each position's value for seat 0 in points, and the 80 action logits of its seat
-        to move where ``policy_replies`` needs them (an empty array otherwise)."""
+        to move in the rows ``replies`` (those ``policy_replies`` weighs the opponent's replies
+        by; an empty array without)."""
 
     def sample_weights(self, deals: list[Deal]) -> np.ndarray:
         """Each sampled deal's weight in the totals on top of the samples it stands for
@@ -319,7 +324,7 @@ class LineSearchAgent(AlphaBetaAgent, ABC):
                 child = deal.copy()
                 child.play_unchecked(card, capture)
                 trees.append(search.expand(child, depth - 1))
-        values, logits = self.leaf_values(search.positions, info, deals)
+        values, logits = self.leaf_values(search.positions, info, deals, search.replies)
         exact = AlphaBeta(self.rules, self.valuer)
         if self.blend < 1.0:
             material = np.fromiter(
@@ -407,9 +412,13 @@ class GuidedAgent(LineSearchAgent):
         self.leaf = LeafValuer(policy)
 
     def leaf_values(
-        self, positions: list[Deal], info: InfoState, deals: list[Deal]
+        self,
+        positions: list[Deal],
+        info: InfoState,
+        deals: list[Deal],
+        replies: Sequence[int] = (),
     ) -> tuple[np.ndarray, np.ndarray]:
-        return self.leaf.evaluate(positions, Root.of(info, deals[0].dealer))
+        return self.leaf.evaluate(positions, Root.of(info, deals[0].dealer))  # every row's logits
 
     def sample_weights(self, deals: list[Deal]) -> np.ndarray:
         """Each sampled deal's weight, ``samples`` in all: the likelihood of the opponent's
@@ -473,6 +482,8 @@ class LineTree:
         reply_model: Callable[[Deal], np.ndarray] | None = None,
     ) -> None:
         self.positions: list[Deal] = []
+        #: The rows of ``positions`` whose policy weighs the opponent's replies.
+        self.replies: list[int] = []
         self.policy_replies = policy_replies
         self.exact_last_round = exact_last_round
         self.softmin = softmin
@@ -490,6 +501,7 @@ class LineTree:
         if player == 1 and self.policy_replies:
             self.positions.append(deal)
             index = len(self.positions) - 1
+            self.replies.append(index)
         elif player == 1 and self.reply_model is not None:
             probabilities = self.reply_model(deal)
         moves = deal.legal_mask_moves()

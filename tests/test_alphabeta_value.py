@@ -21,6 +21,7 @@ from conftest import (
 from agents import AlphaBetaAgent, ValueAlphaBetaAgent, make_agent
 from agents.deal_value import SHIPPED, DealValue
 from agents.greedy import MoveValuer
+from agents.guided import Root
 from agents.inference import OpponentModel
 from agents.seats import SeatView
 from scopa_env.cards import mask_of, parse_card, parse_cards
@@ -132,6 +133,40 @@ def test_infoset_totals_are_at_most_the_per_sample_ones() -> None:
     assert lower
 
 
+def test_policy_replies_weigh_the_opponents_cards_by_the_network() -> None:
+    """Each card of the opponent's, at its best capture, weighs by the network's probability
+    of it: a reply is worth no less to me than the opponent's best, so on the same samples
+    every total is at least minimax's, and somewhere more."""
+    higher = False
+    for view in views():
+        moves = view.info.legal_moves(Rules())
+        best = ValueAlphaBetaAgent(samples=4, seed=2).move_values(view, moves)
+        policy = ValueAlphaBetaAgent(samples=4, replies="policy", seed=2)
+        weighed = policy.move_values(view, moves)
+        assert all(w >= b for w, b in zip(weighed, best, strict=True))
+        higher |= weighed != best
+    assert higher
+
+
+def test_policy_logits_are_the_networks_for_the_opponent_in_the_reply_rows_alone() -> None:
+    """The rows the replies read hold the network's logits of the opponent's observation of
+    the position (its hand, not mine); the values are ``DealValue``'s whatever the rows."""
+    player = ValueAlphaBetaAgent(samples=4, replies="policy", seed=0)
+    assert player.network is not None
+    deal = my_turn(1, 6)
+    info = InfoState.from_observation(observe_deal(deal)["observation"])
+    positions = [deal.copy()]
+    deal.play(deal.legal_moves()[0])
+    positions.append(deal)
+    assert [p.current_player for p in positions] == [0, 1]
+    values, logits = player.leaf_values(positions, info, positions, [1])
+    expected = player.network.evaluate([positions[1]], Root.of(info, positions[0].dealer))[1]
+    assert logits.shape == (2, 80)
+    assert logits[1] == pytest.approx(expected[0])
+    assert not logits[0].any()
+    assert values == pytest.approx(player.leaf_values(positions, info, positions)[0])
+
+
 def test_a_leaf_is_the_value_for_seat_0() -> None:
     """``DealValue`` values a position for its seat to move; the search wants seat 0's."""
     player = ValueAlphaBetaAgent(seed=0)
@@ -197,7 +232,9 @@ def test_refuses_other_tables() -> None:
         ({"infer": True, "samples": 8, "candidates": 4}, PlayerError, "candidates"),
         ({"blend": 1.5}, PlayerError, "blend"),
         ({"softmin": -0.5}, PlayerError, "softmin"),
-        ({"replies": "policy"}, PlayerError, "'policy'"),
+        ({"replies": "best"}, PlayerError, "'best'"),
+        ({"replies": "policy", "softmin": 1.0}, PlayerError, "softmin"),
+        ({"infoset": True, "replies": "policy"}, PlayerError, "infoset"),
         ({"replies": "model", "softmin": 1.0}, PlayerError, "softmin"),
         ({"infer": False, "network_belief": 0.5}, PlayerError, "infer=True"),
         ({"infoset": True, "softmin": 1.0}, PlayerError, "infoset"),
