@@ -144,11 +144,15 @@ class ValueAlphaBetaAgent(LineSearchAgent):
         deals: list[Deal],
         replies: Sequence[int] = (),
     ) -> tuple[np.ndarray, np.ndarray]:
-        if not positions:
-            return np.zeros(0), np.zeros((0, 0))
-        rows = np.array([position(deal) for deal in positions], np.int64)
-        movers = np.fromiter((deal.current_player for deal in positions), np.int64, len(rows))
-        values = self.value.values(rows)
+        """``DealValue``'s value of each leaf for seat 0; a reply row (``replies``) holds the
+        network's logits for the opponent instead, and NaN for a value the search never reads."""
+        values = np.full(len(positions), np.nan)
+        leaves = np.setdiff1d(np.arange(len(positions)), replies)
+        if len(leaves):
+            rows = np.array([position(positions[k]) for k in leaves], np.int64)
+            movers = np.fromiter((positions[k].current_player for k in leaves), np.int64)
+            leaf_values = self.value.values(rows)
+            values[leaves] = np.where(movers == 0, leaf_values, -leaf_values)
         logits = np.zeros((0, 0), np.float32)
         if replies and self.network is not None:
             logits = np.zeros((len(positions), 2 * NUM_CARDS), np.float32)
@@ -156,7 +160,7 @@ class ValueAlphaBetaAgent(LineSearchAgent):
                 [positions[row] for row in replies], Root.of(info, deals[0].dealer)
             )
             logits[list(replies)] = self.network.logits(seen)
-        return np.where(movers == 0, values, -values), logits
+        return values, logits
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)

@@ -150,7 +150,8 @@ def test_policy_replies_weigh_the_opponents_cards_by_the_network() -> None:
 
 def test_policy_logits_are_the_networks_for_the_opponent_in_the_reply_rows_alone() -> None:
     """The rows the replies read hold the network's logits of the opponent's observation of
-    the position (its hand, not mine); the values are ``DealValue``'s whatever the rows."""
+    the position (its hand, not mine), and no value (NaN: never read); the other rows hold
+    ``DealValue``'s values as without replies."""
     player = ValueAlphaBetaAgent(samples=4, replies="policy", seed=0)
     assert player.network is not None
     deal = my_turn(1, 6)
@@ -164,7 +165,8 @@ def test_policy_logits_are_the_networks_for_the_opponent_in_the_reply_rows_alone
     assert logits.shape == (2, 80)
     assert logits[1] == pytest.approx(expected[0])
     assert not logits[0].any()
-    assert values == pytest.approx(player.leaf_values(positions, info, positions)[0])
+    assert np.isnan(values[1])
+    assert values[0] == pytest.approx(player.leaf_values(positions, info, positions)[0][0])
 
 
 def test_a_leaf_is_the_value_for_seat_0() -> None:
