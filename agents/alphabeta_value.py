@@ -78,6 +78,11 @@ class ValueAlphaBetaAgent(LineSearchAgent):
             as I will choose it knowing the reply and not the opponent's hand, rather than in
             each sample, where it sees that hand (``LineTree.reduce_shared``); while my hand
             holds two cards or more (no new cards come before that move).
+        mover_view: the share of a leaf's learnt value judged from its mover's view alone,
+            not the other hand, the rest ``DealValue``'s (0: ``DealValue`` alone): a judge
+            that the sample's perfect information does not reach.
+        view_value: that judge: ``head``, the shipped network's value head, or the path of a
+            blind ``DealValue`` (``agents.deal_value``; ``scopa value`` with ``blind: true``).
     """
 
     name = "alphabeta_value"
@@ -99,6 +104,8 @@ class ValueAlphaBetaAgent(LineSearchAgent):
         replies: str = "min",
         network_belief: float = 0.0,
         infoset: bool = False,
+        mover_view: float = 0.0,
+        view_value: str = "head",
     ) -> None:
         super().__init__(
             rules, samples, depth, endgame_plies, seed, values, infer=infer, candidates=candidates
@@ -127,9 +134,19 @@ class ValueAlphaBetaAgent(LineSearchAgent):
         if network_belief and not infer:
             raise ValueError("network_belief weighs the deals infer draws: give infer=True too")
         self.network_belief = float(network_belief)
+        if not 0.0 <= mover_view <= 1.0:
+            raise ValueError(f"mover_view is a share of the learnt value, 0 to 1: got {mover_view}")
+        self.mover_view = float(mover_view)
+        self.view_value: DealValue | None = None
+        if view_value != "head":
+            self.view_value = DealValue.load(view_value)
+            if not self.view_value.blind:
+                raise ValueError(
+                    f"view_value {view_value!r} reads both hands: give a blind DealValue"
+                )
         self.history = RoundHistory()
         self.network: LeafValuer | None = None  # the shipped policy, where an option reads it
-        if network_belief or self.policy_replies:
+        if network_belief or self.policy_replies or (mover_view and self.view_value is None):
             import torch
 
             torch.set_num_threads(1)
@@ -153,6 +170,15 @@ class ValueAlphaBetaAgent(LineSearchAgent):
             movers = np.fromiter((positions[k].current_player for k in leaves), np.int64)
             leaf_values = self.value.values(rows)
             values[leaves] = np.where(movers == 0, leaf_values, -leaf_values)
+            if self.mover_view:
+                if self.view_value is not None:
+                    seen = self.view_value.values(rows)
+                    seen = np.where(movers == 0, seen, -seen)
+                else:
+                    assert self.network is not None
+                    root = Root.of(info, deals[0].dealer)
+                    seen = self.network.values([positions[k] for k in leaves], root)
+                values[leaves] = (1.0 - self.mover_view) * values[leaves] + self.mover_view * seen
         logits = np.zeros((0, 0), np.float32)
         if replies and self.network is not None:
             logits = np.zeros((len(positions), 2 * NUM_CARDS), np.float32)

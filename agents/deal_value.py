@@ -22,6 +22,10 @@ The features (``encode``, one row of ``position`` each):
 | 204 | cards left in the stock, over 30 |
 | 205 | the mover is the dealer (plays last in each round) |
 
+A blind network (saved with ``blind`` set; ``scopa value`` with ``blind: true``) reads the
+other seat's hand as empty, so it knows only what the mover sees: that hand is among the cards
+in neither hand, pile nor table. It estimates the same difference from the mover's view.
+
 The network is two ReLU layers and a linear output in points. It runs in numpy (about 16 µs a
 position, inside the search's budget); ``training.deal_value`` fits it with torch.
 """
@@ -45,6 +49,10 @@ POSITION_FIELDS = 10
 NUM_FEATURES = 5 * NUM_CARDS + 6
 #: The arrays of a saved network, with their shapes' ranks.
 ARRAYS = {"w1": 2, "b1": 1, "w2": 2, "b2": 1, "w3": 2, "b3": 1}
+#: An array a saved network may hold as well: 1 when it is blind to the other hand.
+BLIND = "blind"
+#: The column of a position row that holds the other seat's hand.
+OTHER_HAND = 1
 _BITS = np.arange(NUM_CARDS, dtype=np.int64)
 
 
@@ -78,14 +86,26 @@ def encode(rows: np.ndarray) -> np.ndarray:
     return out
 
 
+def blinded(rows: np.ndarray) -> np.ndarray:
+    """Position rows with the other seat's hand emptied: what the mover sees of them."""
+    rows = np.array(rows, np.int64)
+    rows[:, OTHER_HAND] = 0
+    return rows
+
+
 class DealValue:
     """The network: each position's final point difference for the seat to move, in points.
 
     Args: the layers' weights and biases, ``w1`` of shape ``(NUM_FEATURES, width)``, ``w2``
-        ``(width, width)``, ``w3`` ``(width, 1)``.
+        ``(width, width)``, ``w3`` ``(width, 1)``, and ``blind`` (0 or 1, 0 if absent): whether
+        the network reads the other seat's hand as empty (module doc).
     """
 
     def __init__(self, **arrays: np.ndarray) -> None:
+        blind = np.asarray(arrays.pop(BLIND, 0))
+        if blind.shape != () or blind.item() not in (0, 1):
+            raise CheckpointError(f"DealValue array {BLIND} is 0 or 1, got {blind.tolist()!r}")
+        self.blind = bool(blind.item())
         missing = sorted(set(ARRAYS) - set(arrays))
         extra = sorted(set(arrays) - set(ARRAYS))
         if missing or extra:
@@ -104,7 +124,7 @@ class DealValue:
                     f"DealValue array {name} has shape {w[name].shape}, expected {shape}"
                 )
         self.width = width
-        self.arrays = w
+        self.arrays = {**w, BLIND: np.asarray(int(self.blind))}
         self._w1, self._b1, self._w2, self._b2 = w["w1"], w["b1"], w["w2"], w["b2"]
         self._w3, self._b3 = w["w3"][:, 0], float(w["b3"][0])
 
@@ -126,6 +146,8 @@ class DealValue:
 
     def values(self, rows: np.ndarray) -> np.ndarray:
         """``(N,)`` values, in points for the seat to move, of ``(N, POSITION_FIELDS)`` rows."""
+        if self.blind:
+            rows = blinded(rows)
         hidden = np.maximum(encode(rows) @ self._w1 + self._b1, 0.0)
         hidden = np.maximum(hidden @ self._w2 + self._b2, 0.0)
         return hidden @ self._w3 + self._b3

@@ -187,6 +187,47 @@ def test_a_leaf_is_the_value_for_seat_0() -> None:
     assert values == pytest.approx(expected)
 
 
+def test_mover_view_mixes_the_value_heads_judgement_into_each_leaf() -> None:
+    """``mover_view`` of a leaf's learnt value is the network's value head, reading the leaf as its
+    seat to move observes it (signed for seat 0), the rest ``DealValue``'s."""
+    plain = ValueAlphaBetaAgent(seed=0)
+    mixed = ValueAlphaBetaAgent(mover_view=0.25, seed=0)
+    assert plain.network is None and mixed.network is not None
+    deal = my_turn(2, 6)
+    info = InfoState.from_observation(observe_deal(deal)["observation"])
+    positions = [deal.copy()]
+    deal.play(deal.legal_moves()[0])
+    positions.append(deal)
+    assert [p.current_player for p in positions] == [0, 1]
+    heads = mixed.network.values(positions, Root.of(info, positions[0].dealer))
+    alone = plain.leaf_values(positions, info, positions)[0]
+    values = mixed.leaf_values(positions, info, positions)[0]
+    assert values == pytest.approx(0.75 * alone + 0.25 * heads)
+    assert not np.allclose(heads, alone)
+
+
+def test_a_blind_view_value_judges_each_leaf_from_its_movers_view(tmp_path) -> None:
+    """With ``view_value`` a blind ``DealValue`` is the judge of the mover's view: its value
+    of the leaf's row (the other hand unread), signed for seat 0."""
+    blind = tmp_path / "blind.npz"
+    np.savez(blind, **{**DealValue.load(SHIPPED).arrays, "blind": np.asarray(1)})
+    plain = ValueAlphaBetaAgent(seed=0)
+    mixed = ValueAlphaBetaAgent(mover_view=0.4, view_value=str(blind), seed=0)
+    assert mixed.network is None
+    deal = my_turn(2, 6)
+    info = InfoState.from_observation(observe_deal(deal)["observation"])
+    positions = [deal.copy()]
+    deal.play(deal.legal_moves()[0])
+    positions.append(deal)
+    seen = DealValue.load(blind)
+    expected = [seen(p) if p.current_player == 0 else -seen(p) for p in positions]
+    alone = plain.leaf_values(positions, info, positions)[0]
+    values = mixed.leaf_values(positions, info, positions)[0]
+    assert values == pytest.approx(0.6 * alone + 0.4 * np.array(expected))
+    with pytest.raises(PlayerError, match="reads both hands"):
+        make_agent("alphabeta_value", mover_view=0.4, view_value=str(SHIPPED))
+
+
 def test_the_value_changes_some_choices() -> None:
     plain = ValueAlphaBetaAgent(samples=8, blend=0.0, seed=3)
     valued = ValueAlphaBetaAgent(samples=8, blend=1.0, seed=3)
@@ -233,6 +274,7 @@ def test_refuses_other_tables() -> None:
         ({"samples": 0}, PlayerError, "samples"),
         ({"infer": True, "samples": 8, "candidates": 4}, PlayerError, "candidates"),
         ({"blend": 1.5}, PlayerError, "blend"),
+        ({"mover_view": -0.1}, PlayerError, "mover_view"),
         ({"softmin": -0.5}, PlayerError, "softmin"),
         ({"replies": "best"}, PlayerError, "'best'"),
         ({"replies": "policy", "softmin": 1.0}, PlayerError, "softmin"),

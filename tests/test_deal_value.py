@@ -121,6 +121,43 @@ def test_broken_networks_are_refused_by_name(tmp_path) -> None:
         DealValue.load(tmp_path / "shape.npz")
 
 
+def small_network(blind: int | None = None, width: int = 6) -> DealValue:
+    rng = np.random.default_rng(5)
+    arrays = {
+        "w1": rng.normal(size=(NUM_FEATURES, width)), "b1": rng.normal(size=width),
+        "w2": rng.normal(size=(width, width)), "b2": rng.normal(size=width),
+        "w3": rng.normal(size=(width, 1)), "b3": rng.normal(size=1),
+    }  # fmt: skip
+    return DealValue(**arrays) if blind is None else DealValue(**arrays, blind=np.asarray(blind))
+
+
+def test_a_blind_network_reads_the_other_hand_as_empty() -> None:
+    # Seat 0 holds 7D KB 2C, seat 1 2D 5S JC: swapping seat 1's hand for three of the unseen
+    # cards moves a network that sees it and leaves a blind one where it was.
+    deal = settebello_sweep()
+    row = np.array([position(deal)])
+    swapped = row.copy()
+    swapped[0, 1] = sum(1 << c for c in parse_cards("6C 6S 6B"))
+    assert row[0, 1] != swapped[0, 1]
+    sees, blind = small_network(), small_network(blind=1)
+    assert not sees.blind and blind.blind
+    assert sees.values(row)[0] != pytest.approx(sees.values(swapped)[0])
+    assert blind.values(row)[0] == pytest.approx(blind.values(swapped)[0])
+    emptied = row.copy()
+    emptied[0, 1] = 0
+    assert blind.values(row)[0] == pytest.approx(sees.values(emptied)[0])
+    assert row[0, 1] == sum(1 << c for c in parse_cards("2D 5S JC"))  # the rows are not changed
+
+
+def test_blindness_is_saved_with_the_network(tmp_path) -> None:
+    for blind in (0, 1):
+        np.savez(tmp_path / "net.npz", **small_network(blind=blind).arrays)
+        assert DealValue.load(tmp_path / "net.npz").blind is bool(blind)
+    assert DealValue.load(SHIPPED).blind is False  # saved before the key: it sees both hands
+    with pytest.raises(CheckpointError, match="array blind is 0 or 1, got 2"):
+        small_network(blind=2)
+
+
 @pytest.mark.parametrize("name", ["ismcts_value", "alphabeta_value"])
 def test_a_ladder_tells_apart_the_values_a_search_uses(tmp_path, name: str) -> None:
     from agents import make_agent
@@ -176,6 +213,14 @@ def test_a_small_training_run_writes_a_network_the_player_loads(tmp_path) -> Non
     assert value.width == 8
     assert "held_out_r2" in (tmp_path / "report.md").read_text()
     assert load_model(DealValueConfig, tmp_path / "config.yaml") == config
+
+
+@needs_network
+def test_a_blind_run_fits_and_saves_a_blind_network(tmp_path) -> None:
+    config = DealValueConfig(deals=20, chunk=10, workers=1, width=8, epochs=1, blind=True)
+    train_deal_value(config, tmp_path)
+    value = DealValue.load(tmp_path / WEIGHTS)
+    assert value.blind
 
 
 def test_a_rule_player_plays_both_seats_as_it_would_in_the_environment() -> None:

@@ -78,6 +78,9 @@ class DealValueConfig(Section):
     seed: int = Field(default=0, ge=0)
     width: int = Field(default=256, ge=1)
     epochs: int = Field(default=3, ge=1)
+    #: Fit a blind network, which reads the other seat's hand as empty (``agents.deal_value``):
+    #: the value of a position from its mover's view, on the same self-play.
+    blind: bool = Field(default=False)
     batch_size: int = Field(default=2048, ge=1)
     #: The one-cycle schedule's peak learning rate.
     learning_rate: float = Field(default=2e-3, gt=0)
@@ -342,13 +345,14 @@ def fit_value(
     import torch
     from torch import nn
 
-    from agents.deal_value import NUM_FEATURES, encode
+    from agents.deal_value import BLIND, NUM_FEATURES, blinded, encode
 
     torch.set_num_threads(config.torch_threads)
     torch.manual_seed(config.seed)
     held = data.deals % config.holdout_every == 0
-    train_rows, train_y = data.rows[~held], torch.from_numpy(data.targets[~held])
-    test_rows, test_y = data.rows[held], torch.from_numpy(data.targets[held])
+    rows = blinded(data.rows) if config.blind else data.rows
+    train_rows, train_y = rows[~held], torch.from_numpy(data.targets[~held])
+    test_rows, test_y = rows[held], torch.from_numpy(data.targets[held])
     width = config.width
     net = nn.Sequential(
         nn.Linear(NUM_FEATURES, width), nn.ReLU(), nn.Linear(width, width), nn.ReLU(),
@@ -392,7 +396,7 @@ def fit_value(
     for k, layer in enumerate(layers, start=1):
         arrays[f"w{k}"] = layer.weight.detach().numpy().T.copy()
         arrays[f"b{k}"] = layer.bias.detach().numpy().copy()
-    value = DealValue(**arrays)
+    value = DealValue(**arrays, **{BLIND: np.asarray(int(config.blind))})
 
     def r2(rows: np.ndarray, y: torch.Tensor) -> float:
         if len(y) < 2:
