@@ -25,6 +25,7 @@ from agents.guided import Root
 from agents.inference import OpponentModel
 from agents.seats import SeatView
 from scopa_env.cards import mask_of, parse_card, parse_cards
+from scopa_env.engine import Deal
 from scopa_env.errors import CheckpointError, PlayerError
 from scopa_env.info_state import InfoState
 from scopa_env.rules import Rules
@@ -40,6 +41,18 @@ def views() -> list[SeatView]:
             if obs["action_mask"].sum() > 1 and info.stock_size:
                 out.append(SeatView.from_info(info, obs["observation"]))
     return out
+
+
+def both_movers(seed: int) -> tuple[InfoState, list[Deal]]:
+    """Seat 0's view of a mid-deal position, and two leaves: that position (seat 0 to move)
+    and the one after its first legal move (seat 1 to move)."""
+    deal = my_turn(seed, 6)
+    info = InfoState.from_observation(observe_deal(deal)["observation"])
+    positions = [deal.copy()]
+    deal.play(deal.legal_moves()[0])
+    positions.append(deal)
+    assert [p.current_player for p in positions] == [0, 1]
+    return info, positions
 
 
 def test_without_the_value_it_is_alphabetas_search_total_for_total() -> None:
@@ -154,12 +167,7 @@ def test_policy_logits_are_the_networks_for_the_opponent_in_the_reply_rows_alone
     ``DealValue``'s values as without replies."""
     player = ValueAlphaBetaAgent(samples=4, replies="policy", seed=0)
     assert player.network is not None
-    deal = my_turn(1, 6)
-    info = InfoState.from_observation(observe_deal(deal)["observation"])
-    positions = [deal.copy()]
-    deal.play(deal.legal_moves()[0])
-    positions.append(deal)
-    assert [p.current_player for p in positions] == [0, 1]
+    info, positions = both_movers(1)
     values, logits = player.leaf_values(positions, info, positions, [1])
     expected = player.network.evaluate([positions[1]], Root.of(info, positions[0].dealer))[1]
     assert logits.shape == (2, 80)
@@ -193,12 +201,7 @@ def test_mover_view_mixes_the_value_heads_judgement_into_each_leaf() -> None:
     plain = ValueAlphaBetaAgent(seed=0)
     mixed = ValueAlphaBetaAgent(mover_view=0.25, seed=0)
     assert plain.network is None and mixed.network is not None
-    deal = my_turn(2, 6)
-    info = InfoState.from_observation(observe_deal(deal)["observation"])
-    positions = [deal.copy()]
-    deal.play(deal.legal_moves()[0])
-    positions.append(deal)
-    assert [p.current_player for p in positions] == [0, 1]
+    info, positions = both_movers(2)
     heads = mixed.network.values(positions, Root.of(info, positions[0].dealer))
     alone = plain.leaf_values(positions, info, positions)[0]
     values = mixed.leaf_values(positions, info, positions)[0]
@@ -214,11 +217,7 @@ def test_a_blind_view_value_judges_each_leaf_from_its_movers_view(tmp_path) -> N
     plain = ValueAlphaBetaAgent(seed=0)
     mixed = ValueAlphaBetaAgent(mover_view=0.4, view_value=str(blind), seed=0)
     assert mixed.network is None
-    deal = my_turn(2, 6)
-    info = InfoState.from_observation(observe_deal(deal)["observation"])
-    positions = [deal.copy()]
-    deal.play(deal.legal_moves()[0])
-    positions.append(deal)
+    info, positions = both_movers(2)
     seen = DealValue.load(blind)
     expected = [seen(p) if p.current_player == 0 else -seen(p) for p in positions]
     alone = plain.leaf_values(positions, info, positions)[0]
