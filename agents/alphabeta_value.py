@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from agents.deal_value import SHIPPED, DealValue, position
-from agents.guided import LeafValuer, LineSearchAgent, Root, RoundHistory, load_network
+from agents.guided import LeafValuer, LineSearchAgent, Root, load_network
 from agents.inference import OpponentPlay
 from agents.values import CardValues
 from scopa_env.cards import NUM_CARDS
@@ -144,7 +144,6 @@ class ValueAlphaBetaAgent(LineSearchAgent):
                 raise ValueError(
                     f"view_value {view_value!r} reads both hands: give a blind DealValue"
                 )
-        self.history = RoundHistory()
         self.network: LeafValuer | None = None  # the shipped policy, where an option reads it
         if network_belief or self.policy_replies or (mover_view and self.view_value is None):
             import torch

@@ -284,6 +284,10 @@ class LineSearchAgent(AlphaBetaAgent, ABC):
     #: (``LineTree.reduce_shared``) rather than in each.
     shared_replies = False
 
+    def new_deal_state(self) -> None:
+        super().new_deal_state()
+        self.history = RoundHistory()
+
     def _check_blend(self, blend: float) -> float:
         if not 0.0 <= blend <= 1.0:
             raise ValueError(
@@ -407,7 +411,6 @@ class GuidedAgent(LineSearchAgent):
         if infer < 0:
             raise ValueError(f"infer weighs the opponent's plays' likelihood, >= 0: got {infer}")
         self.infer = float(infer)
-        self.history = RoundHistory()
         self.path, policy = load_network(network)  # the checkpoint it plays with
         self.leaf = LeafValuer(policy)
 
@@ -434,6 +437,10 @@ class GuidedAgent(LineSearchAgent):
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
         self.history.clear()
+
+    @property
+    def follows_deal(self) -> bool:
+        return bool(self.infer)
 
     def act(self, observation: Observation) -> int:
         vector = np.asarray(observation["observation"], np.float32)

@@ -27,6 +27,7 @@ CONFIGS = Path(__file__).resolve().parents[1] / "configs"
         "quick.yaml",
         "full.yaml",
         "full_alphabeta.yaml",
+        "expert_iteration_alphabeta_value.yaml",
         "full_ppo.yaml",
         "full_ppo_oracle.yaml",
         "scratch.yaml",

@@ -1,14 +1,19 @@
 """The alpha-beta player as the cloning teacher: its values of every legal action, in points per
-deal, on positions worked out by hand, and in a collection through the training environment."""
+deal, on positions worked out by hand, and in a collection through the training environment; a
+teacher that follows the deal (``infer``) follows each game of a batch with a fork of its own."""
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from conftest import SEVENS_AND_COINS, last_round, observe_deal
 
-from agents import AlphaBetaAgent
+from agents import AlphaBetaAgent, make_agent
+from agents.inference import PlayTracker
+from scopa_env import scopa_v0
 from scopa_env.cards import parse_card
 from scopa_env.engine import Deal
+from scopa_env.info_state import InfoState
 from training.config import load_config
 from training.train import warm_start_task
 from training.warm_start import Decisions, MoveValueTeacher, collect, search_regret, with_values
@@ -76,3 +81,49 @@ def test_collected_decisions_carry_the_values_the_teacher_chose_by() -> None:
     regret = search_regret(data)
     assert (regret[np.arange(len(regret)), data.actions] == 0).all()
     assert regret.max() > 0 and np.nanmax(np.abs(data.values)) < 12
+
+
+def seat_observations(seed: int) -> list[dict[str, np.ndarray]]:
+    """Seat 0's observations at its decisions in a deal where both seats play greedy."""
+    env = scopa_v0.raw_env(episode="deal")
+    env.reset(seed=seed)
+    greedy = make_agent("greedy")
+    seen = []
+    while not env.terminations[env.agent_selection]:
+        observation = env.observe(env.agent_selection)
+        if env.agent_selection == "player_0":
+            seen.append(observation)
+        env.step(greedy.act(observation))
+    return seen
+
+
+def test_a_teacher_that_follows_the_deal_follows_each_game_of_the_batch() -> None:
+    games = [seat_observations(seed) for seed in (3, 4)]
+    steps = min(map(len, games))
+    agent = AlphaBetaAgent(samples=4, infer=True, seed=0)
+    assert agent.follows_deal and not AlphaBetaAgent().follows_deal
+    teacher = MoveValueTeacher(agent, rows=2)
+    alone = [PlayTracker(), PlayTracker()]
+    for t in range(steps):
+        rows = [game[t] for game in games]
+        obs = np.stack([row["observation"] for row in rows])
+        masks = np.stack([row["action_mask"] for row in rows])
+        actions, _ = teacher.act_batch_with_values(obs, masks)
+        assert all(masks[i, a] for i, a in enumerate(actions))
+        for tracker, row in zip(alone, rows, strict=True):
+            tracker.observe(InfoState.from_observation(row["observation"]))
+    # Each fork saw its game's observations alone: its tracker rebuilt the same plays as one
+    # that watched that game by itself, and found some.
+    for fork, tracker in zip(teacher.players, alone, strict=True):
+        assert fork.tracker.plays == tracker.plays and tracker.plays
+        assert fork.model is agent.model and fork.tracker is not agent.tracker
+    with pytest.raises(ValueError, match="follows 2 games, one a row: got 1 rows"):
+        teacher.act_batch_with_values(obs[:1], masks[:1])
+
+
+def test_alphabeta_value_forks_keep_their_own_history() -> None:
+    agent = make_agent("alphabeta_value", seed=0)
+    fork = agent.fork(1)
+    assert agent.follows_deal and fork.value is agent.value
+    assert fork.history is not agent.history and fork.tracker is not agent.tracker
+    assert not make_agent("alphabeta_value", infer=False).follows_deal

@@ -175,17 +175,19 @@ class SelfPlayConfig(Section):
 
 
 #: The teachers that value every legal move (``training.warm_start.with_values``).
-SEARCH_TEACHERS = ("ismcts", "alphabeta", "rollout")
+SEARCH_TEACHERS = ("ismcts", "alphabeta", "alphabeta_value", "rollout")
 
 
 class WarmStartConfig(Section):
     """Behaviour cloning of a rule-based teacher before PPO (see ``training.warm_start``)."""
 
     #: ``greedy``, ``heuristic``, or a search that values every move it plays, ``ismcts``,
-    #: ``alphabeta`` or ``rollout`` (a network's play improved by rollouts: with
-    #: ``finetune_from`` that network, a step of expert iteration); ``null`` starts PPO from a
-    #: random network.
-    teacher: Literal["greedy", "heuristic", "ismcts", "alphabeta", "rollout"] | None = None
+    #: ``alphabeta``, ``alphabeta_value`` or ``rollout`` (a network's play improved by
+    #: rollouts: with ``finetune_from`` that network, a step of expert iteration); ``null``
+    #: starts PPO from a random network.
+    teacher: (
+        Literal["greedy", "heuristic", "ismcts", "alphabeta", "alphabeta_value", "rollout"] | None
+    ) = None
     #: The teacher's own options (its constructor's keywords), e.g. ``{iterations: 150}``.
     teacher_options: dict[str, int | float | bool | str] = Field(default_factory=dict)
     #: Teacher decisions to clone (played against the pool's baselines).

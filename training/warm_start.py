@@ -83,33 +83,52 @@ class MoveValueTeacher:
     is a table card picked toward them, and a decision with one legal move is NaN. The values
     are the ones the player chose its move by, recorded as it plays (its ``move_values`` is
     wrapped in place), so the chosen action's regret is zero.
+
+    A player that follows the deal across its calls (``follows_deal``: ``alphabeta_value``, or
+    ``alphabeta`` with ``infer``) reads what the opponent's plays say about its hand from the
+    observations before; given ``rows``, the games of the batch, it plays each row with a
+    ``fork`` of its own, so that each follows its game. Otherwise one player serves every row,
+    each row a decision on its own.
     """
 
-    def __init__(self, agent: Any) -> None:
+    def __init__(self, agent: Any, rows: int = 1) -> None:
         self.agent = agent
         self._seen: tuple[InfoState, list[MaskMove], list[int]] | None = None
-        score = agent.move_values
+        if rows > 1 and getattr(agent, "follows_deal", False):
+            seeds = agent.rng.integers(2**63, size=rows)
+            self.players = [agent.fork(int(seed)) for seed in seeds]
+        else:
+            self.players = [agent]
+        for player in self.players:
+            player.move_values = self._recording(player.move_values)
 
+    def _recording(self, score: Callable[[Any, list[MaskMove]], list[int]]) -> Any:
         def recorded(view: Any, moves: list[MaskMove]) -> list[int]:
             totals = score(view, moves)
             self._seen = (view.info, moves, totals)
             return totals
 
-        agent.move_values = recorded
+        return recorded
 
     def act_batch_with_values(
         self, observations: np.ndarray, masks: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray]:
         """The player's actions ``(N,)`` and its values of each action ``(N, 80)``."""
+        players = self.players
+        if len(players) > 1 and len(players) != len(masks):
+            raise ValueError(
+                f"this teacher follows {len(players)} games, one a row: got {len(masks)} rows"
+            )
         actions = np.empty(len(masks), np.int64)
         values = np.full((len(masks), NUM_ACTIONS), np.nan, np.float32)
         for i, (obs, mask) in enumerate(zip(observations, masks, strict=True)):
+            player = players[i % len(players)]
             self._seen = None
-            actions[i] = self.agent.act({"observation": obs, "action_mask": mask})
+            actions[i] = player.act({"observation": obs, "action_mask": mask})
             if self._seen is None:
                 continue
             info, moves, totals = self._seen
-            scale = self.agent.points_per_total(info)
+            scale = player.points_per_total(info)
             for move, total in zip(moves, totals, strict=True):
                 for a in _actions_toward(info, move):
                     values[i, a] = np.fmax(values[i, a], total * scale)
@@ -125,10 +144,11 @@ def _actions_toward(info: InfoState, move: MaskMove) -> list[int]:
     return [PICK_OFFSET + c for c in range(40) if remaining >> c & 1]
 
 
-def with_values(teacher: Any) -> Any:
-    """The teacher, as a ``MoveValueTeacher`` when it values moves without reporting them."""
+def with_values(teacher: Any, rows: int = 1) -> Any:
+    """The teacher, as a ``MoveValueTeacher`` of ``rows`` games when it values moves without
+    reporting them."""
     if hasattr(teacher, "move_values") and not hasattr(teacher, "act_batch_with_values"):
-        return MoveValueTeacher(teacher)
+        return MoveValueTeacher(teacher, rows)
     return teacher
 
 
@@ -140,8 +160,8 @@ def collect(env: Any, teacher: Any, samples: int, gamma: float) -> Decisions:
     with ``act_batch_with_values`` (the search player) also gives its values of each action,
     as does one with ``move_values`` (``with_values``).
     """
-    teacher = with_values(teacher)
     n = env.num_envs
+    teacher = with_values(teacher, n)
     steps = -(-samples // n)
     obs_buf = np.zeros((steps, n, env.observation_space.shape[0]), np.float32)
     mask_buf = np.zeros((steps, n, NUM_ACTIONS), bool)
