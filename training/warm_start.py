@@ -35,6 +35,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 import torch
+from threadpoolctl import threadpool_limits
 
 from evaluation.records import atomic_path
 from evaluation.workers import open_pool
@@ -364,7 +365,11 @@ def _collect_task(
 ) -> dict[str, np.ndarray]:
     torch.set_num_threads(1)
     env, teacher = make_task(index)
-    decisions = collect(env, teacher, samples, gamma)
+    # One BLAS thread, as the tasks fill every core: idle BLAS threads spin after each
+    # product, and a teacher that values many leaves a decision (``alphabeta_value``) does
+    # many of them (``evaluation.harness.play_game`` has the figures).
+    with threadpool_limits(limits=1, user_api="blas"):
+        decisions = collect(env, teacher, samples, gamma)
     return {k: v for k, v in decisions._asdict().items() if v is not None}
 
 
