@@ -462,9 +462,10 @@ def test_a_run_stopped_in_its_warm_start_resumes_from_the_saved_tasks(tmp_path: 
     tasks = sorted((run_dir / "warm_start").glob("task_*.npz"))
     assert [p.name for p in tasks] == ["task_0000.npz", "task_0001.npz"]
     shutil.rmtree(run_dir / "checkpoints")  # as if it had stopped before the first update
+    (run_dir / "meta.json").unlink()  # or as a folder of another run's tasks and config
     stamps = [p.stat().st_mtime_ns for p in tasks]
     resumed = train(config, run_dir, resume=True, progress=False)
-    assert resumed.timesteps == 256
+    assert resumed.timesteps == 256 and (run_dir / "report.md").is_file()
     assert [p.stat().st_mtime_ns for p in tasks] == stamps
     assert latest_checkpoint(run_dir).name == "update_000002"  # type: ignore[union-attr]
 

@@ -156,6 +156,8 @@ def _train(
             else:
                 print(f"{run_dir} stopped before its first checkpoint: starting it again")
             rewind_run(run_dir, None, -1)
+            if not (run_dir / "meta.json").is_file():  # a folder made of another run's tasks
+                write_text(run_dir / "meta.json", json.dumps(run_metadata(config), indent=2) + "\n")
         if config != load_config(run_dir / "config.yaml"):  # e.g. a longer total_timesteps
             write_text(run_dir / "config.yaml", dump_config(config))
     else:
