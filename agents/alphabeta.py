@@ -245,7 +245,8 @@ class AlphaBetaAgent(RuleAgent):
             with the hand each gives it (``agents.inference``): ``candidates`` deals are drawn
             uniformly and ``samples`` of them resampled in proportion to that likelihood. The
             player then follows the deal across ``act`` calls (``reset`` or a new deal starts
-            it over); ``act_batch`` rows are taken one observation at a time, with no history.
+            it over); ``act_batch`` rows are taken one observation at a time, with no history,
+            and a batch of games that should each be followed takes a ``fork`` per game.
         candidates: deals drawn per decision before resampling (``infer`` only; default four
             times ``samples``).
         temperature: the opponent model's softmax temperature over greedy move values, in
