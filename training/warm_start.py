@@ -93,7 +93,6 @@ class MoveValueTeacher:
     """
 
     def __init__(self, agent: Any, rows: int = 1) -> None:
-        self.agent = agent
         self._seen: tuple[InfoState, list[MaskMove], list[int]] | None = None
         if rows > 1 and getattr(agent, "follows_deal", False):
             seeds = agent.rng.integers(2**63, size=rows)
