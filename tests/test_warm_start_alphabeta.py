@@ -121,9 +121,10 @@ def test_a_teacher_that_follows_the_deal_follows_each_game_of_the_batch() -> Non
         teacher.act_batch_with_values(obs[:1], masks[:1])
 
 
-def test_alphabeta_value_forks_keep_their_own_history() -> None:
+def test_line_search_forks_keep_their_own_history() -> None:
     agent = make_agent("alphabeta_value", seed=0)
     fork = agent.fork(1)
     assert agent.follows_deal and fork.value is agent.value
     assert fork.history is not agent.history and fork.tracker is not agent.tracker
     assert not make_agent("alphabeta_value", infer=False).follows_deal
+    assert make_agent("guided", infer=1.0).follows_deal and not make_agent("guided").follows_deal
