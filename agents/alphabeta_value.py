@@ -31,9 +31,10 @@ import numpy as np
 from agents.deal_value import SHIPPED, DealValue, position
 from agents.guided import LeafValuer, LineSearchAgent, Root, load_network
 from agents.inference import OpponentPlay
-from agents.values import CardValues
+from agents.seats import SeatView
+from agents.values import POINT, CardValues
 from scopa_env.cards import NUM_CARDS
-from scopa_env.engine import Deal
+from scopa_env.engine import Deal, MaskMove
 from scopa_env.info_state import InfoState
 from scopa_env.rules import Rules
 
@@ -83,6 +84,10 @@ class ValueAlphaBetaAgent(LineSearchAgent):
             that the sample's perfect information does not reach.
         view_value: that judge: ``head``, the shipped network's value head, or the path of a
             blind ``DealValue`` (``agents.deal_value``; ``scopa value`` with ``blind: true``).
+        prior_weight: points per deal credited to a root move per nat of the shipped
+            network's log-probability of its action (``ismcts_prior``'s prior), before the
+            last round (0: none). Between moves the samples cannot tell apart, the network's
+            choice wins.
     """
 
     name = "alphabeta_value"
@@ -106,6 +111,7 @@ class ValueAlphaBetaAgent(LineSearchAgent):
         infoset: bool = False,
         mover_view: float = 0.0,
         view_value: str = "head",
+        prior_weight: float = 0.0,
     ) -> None:
         super().__init__(
             rules, samples, depth, endgame_plies, seed, values, infer=infer, candidates=candidates
@@ -145,7 +151,16 @@ class ValueAlphaBetaAgent(LineSearchAgent):
                     f"view_value {view_value!r} reads both hands: give a blind DealValue"
                 )
         self.network: LeafValuer | None = None  # the shipped policy, where an option reads it
-        if network_belief or self.policy_replies or (mover_view and self.view_value is None):
+        if not prior_weight >= 0:
+            raise ValueError(f"prior_weight is points per nat, >= 0: got {prior_weight}")
+        self.prior_weight = float(prior_weight)
+        self._observation: np.ndarray | None = None  # the decision's, while prior_weight reads it
+        if (
+            network_belief
+            or self.policy_replies
+            or (mover_view and self.view_value is None)
+            or prior_weight
+        ):
             import torch
 
             torch.set_num_threads(1)
@@ -186,6 +201,25 @@ class ValueAlphaBetaAgent(LineSearchAgent):
             )
             logits[list(replies)] = self.network.logits(seen)
         return values, logits
+
+    def choose_seen(self, vector: np.ndarray, info: InfoState, moves: list[MaskMove]) -> MaskMove:
+        self._observation = np.asarray(vector, np.float32)
+        try:
+            return super().choose_seen(vector, info, moves)
+        finally:
+            self._observation = None
+
+    def move_values(self, view: SeatView, moves: list[MaskMove]) -> list[int]:
+        """The searched totals, plus ``prior_weight``'s credit for the network's choice
+        (in the totals' units: hundredths of a point summed over the samples)."""
+        totals = super().move_values(view, moves)
+        info = view.info
+        if not self.prior_weight or self._observation is None or self.solves_exactly(info):
+            return totals
+        assert self.network is not None
+        credit = POINT * self.deals_searched(info) * self.prior_weight
+        priors = self.network.log_priors(self._observation, info, moves)
+        return [total + round(credit * p) for total, p in zip(totals, priors, strict=True)]
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)

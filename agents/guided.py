@@ -132,6 +132,19 @@ class LeafValuer:
         """Each deal's value for seat 0 in points (the network's, for the seat to move)."""
         return self.evaluate(deals, root)[0]
 
+    def log_priors(
+        self, observation: np.ndarray, info: InfoState, moves: list[MaskMove]
+    ) -> np.ndarray:
+        """Each move's log-probability under the network's policy from ``observation`` (the
+        decision ``info`` reads), over the distinct legal actions of ``moves``; the captures of
+        one card share its action, and so its probability, until the capture is picked."""
+        logits = self.logits(np.asarray(observation, np.float32)[None])[0].astype(np.float64)
+        actions = [info.action(move) for move in moves]
+        legal = sorted(set(actions))
+        top = logits[legal].max()
+        log_total = top + np.log(np.exp(logits[legal] - top).sum())
+        return logits[actions] - log_total
+
 
 @dataclass(frozen=True)
 class OpponentPlay:

@@ -106,10 +106,5 @@ class PriorISMCTSAgent(ISMCTSAgent):
         if self._decision is None or self.prior_weight == 0:
             return None
         info, vector = self._decision
-        logits = self.leaf.logits(vector[None])[0].astype(np.float64)
-        actions = [info.action(move) for move in root_moves]
-        legal = sorted(set(actions))
-        top = logits[legal].max()
-        log_total = top + np.log(np.exp(logits[legal] - top).sum())
-        scale = self.prior_weight / self.reward_scale
-        return [scale * (logits[a] - log_total) for a in actions]
+        log_priors = self.leaf.log_priors(vector, info, root_moves)
+        return (self.prior_weight / self.reward_scale * log_priors).tolist()

@@ -234,6 +234,61 @@ def test_the_value_changes_some_choices() -> None:
     assert any(valued.act(row) != plain.act(row) for row in rows)
 
 
+def prior_rows() -> list[dict[str, np.ndarray]]:
+    """Seat 0's observations with a choice of cards before the last round."""
+    rows = [observe_deal(my_turn(seed, plays)) for seed in range(5) for plays in (0, 6, 13, 20)]
+    return [
+        row
+        for row in rows
+        if row["action_mask"].sum() > 1
+        and InfoState.from_observation(row["observation"]).stock_size
+    ]
+
+
+def test_no_prior_is_the_search_and_one_out_of_reach_plays_the_networks_card() -> None:
+    network = make_agent("pretrained")
+    rows = prior_rows()
+    assert len(rows) > 8
+    changed = 0
+    for row in rows:
+        plain = ValueAlphaBetaAgent(samples=4, seed=3).act(row)
+        assert ValueAlphaBetaAgent(samples=4, prior_weight=0.0, seed=3).act(row) == plain
+        stubborn = ValueAlphaBetaAgent(samples=4, prior_weight=1e6, seed=3).act(row)
+        assert stubborn == network.act(row)
+        changed += stubborn != plain
+    assert changed  # the prior overrides some of the search's choices
+
+
+def test_the_prior_credits_each_move_its_cards_log_probability_per_sample() -> None:
+    """Each move's total gains ``prior_weight`` points per nat of the network's probability of
+    its card among the cards in hand, in each of the samples the total sums."""
+    row = prior_rows()[0]
+    info = InfoState.from_observation(row["observation"])
+    view = SeatView.from_info(info, row["observation"])
+    moves = info.legal_moves(Rules())
+    plain = ValueAlphaBetaAgent(samples=6, seed=2).move_values(view, moves)
+    player = ValueAlphaBetaAgent(samples=6, prior_weight=0.25, seed=2)
+    player._observation = row["observation"]
+    credited = player.move_values(view, moves)
+    assert player.network is not None
+    logits = player.network.logits(row["observation"][None])[0].astype(np.float64)
+    cards = np.flatnonzero(row["action_mask"])
+    log_p = logits - np.log(np.exp(logits[cards]).sum())
+    for (card, _), before, after in zip(moves, plain, credited, strict=True):
+        assert after - before == round(100 * 6 * 0.25 * log_p[card])
+
+
+def test_the_last_round_is_solved_without_the_prior() -> None:
+    """Where the network's card is not the solver's, the solver's is played all the same."""
+    network = make_agent("pretrained")
+    for seed in (5, 6, 7):
+        row = observe_deal(my_turn(seed, 30))
+        assert not InfoState.from_observation(row["observation"]).stock_size
+        solved = ValueAlphaBetaAgent(seed=0).act(row)
+        assert network.act(row) != solved
+        assert ValueAlphaBetaAgent(prior_weight=1e6, seed=0).act(row) == solved
+
+
 def test_mid_deal_sweeps_the_table_with_the_settebello() -> None:
     # 7D takes 3S+4S: the sweep and the settebello; KB or 2C would leave the table to take.
     for blend in (0.5, 1.0):
@@ -274,6 +329,7 @@ def test_refuses_other_tables() -> None:
         ({"infer": True, "samples": 8, "candidates": 4}, PlayerError, "candidates"),
         ({"blend": 1.5}, PlayerError, "blend"),
         ({"mover_view": -0.1}, PlayerError, "mover_view"),
+        ({"prior_weight": -0.1}, PlayerError, "prior_weight"),
         ({"softmin": -0.5}, PlayerError, "softmin"),
         ({"replies": "best"}, PlayerError, "'best'"),
         ({"replies": "policy", "softmin": 1.0}, PlayerError, "softmin"),
