@@ -87,7 +87,7 @@ class ValueAlphaBetaAgent(LineSearchAgent):
         prior_weight: points per deal credited to a root move per nat of the shipped
             network's log-probability of its action (``ismcts_prior``'s prior), before the
             last round (0: none). Between moves the samples cannot tell apart, the network's
-            choice wins.
+            choice wins; 0.05 costs about 0.08 points a deal against ISMCTS-300 (README).
     """
 
     name = "alphabeta_value"
