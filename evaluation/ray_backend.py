@@ -7,8 +7,9 @@ each finished task (a journal line, a saved file) and their progress bars, whate
 
 Where Ray runs:
 
-- ``"local"``: start Ray on this machine (``ray.init()``) for the block, with ``workers`` CPUs
-  when more than one is asked, and shut it down after;
+- ``"local"``: start Ray on this machine (``ray.init(address="local")``) for the block, with
+  ``workers`` CPUs when more than one is asked, and shut it down after; a cluster another
+  process started here is left alone (use ``"auto"`` to join it);
 - an address (``"auto"``, ``"ray://host:10001"``, ``"host:6379"``): join that cluster
   (``ray start --head`` on one machine, ``ray start --address HEAD:6379`` on the others);
 - a Ray session this process already holds (``ray.init`` called before) is used as it is.
@@ -78,6 +79,7 @@ def connect(address: str, workers: int = 1) -> bool:
     if address == "local":
         cpus = workers if workers > 1 else None
         ray.init(
+            address="local",  # its own instance, never the cluster another process started
             num_cpus=cpus,
             include_dashboard=False,
             log_to_driver=False,

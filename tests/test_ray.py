@@ -258,6 +258,27 @@ def test_scopa_eval_joins_a_cluster_by_its_address(cluster: Any, tmp_path: Path)
         _join(cluster)
 
 
+def test_a_local_session_starts_its_own_ray_beside_a_running_cluster(cluster: Any) -> None:
+    """``local`` never joins the cluster another process started last (Ray's default for an
+    init without an address), so two test workers or a researcher's ``ray start`` cannot
+    capture it."""
+    import subprocess
+
+    script = (
+        "import ray\n"
+        "from evaluation.ray_backend import connect\n"
+        "assert connect('local', 2)\n"
+        "print(ray.get_runtime_context().gcs_address)\n"
+        "ray.shutdown()\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] != cluster.address
+
+
 # RLlib's multi-agent environment ----------------------------------------------------------
 
 
