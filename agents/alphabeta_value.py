@@ -210,8 +210,8 @@ class ValueAlphaBetaAgent(LineSearchAgent):
             self._observation = None
 
     def move_values(self, view: SeatView, moves: list[MaskMove]) -> list[int]:
-        """The searched totals, plus ``prior_weight``'s credit for the network's choice
-        (in the totals' units: hundredths of a point summed over the samples)."""
+        """The searched totals, plus ``prior_weight``'s credit for the network's choice in a
+        decision (``act``), in the totals' units: hundredths of a point summed over the samples."""
         totals = super().move_values(view, moves)
         info = view.info
         if not self.prior_weight or self._observation is None or self.solves_exactly(info):

@@ -156,13 +156,12 @@ def _train(
             else:
                 print(f"{run_dir} stopped before its first checkpoint: starting it again")
             rewind_run(run_dir, None, -1)
-            if not (run_dir / "meta.json").is_file():  # a folder made of another run's tasks
-                write_text(run_dir / "meta.json", json.dumps(run_metadata(config), indent=2) + "\n")
         if config != load_config(run_dir / "config.yaml"):  # e.g. a longer total_timesteps
             write_text(run_dir / "config.yaml", dump_config(config))
     else:
         checkpoint = None
         write_text(run_dir / "config.yaml", dump_config(config))
+    if not (run_dir / "meta.json").is_file():  # a new run, or a folder of another run's tasks
         write_text(run_dir / "meta.json", json.dumps(run_metadata(config), indent=2) + "\n")
 
     # 3. Environment and opponent pool at the config's table. The learner plays every side in
