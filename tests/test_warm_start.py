@@ -136,3 +136,12 @@ def test_cloning_fits_the_actor_to_the_soft_targets_and_the_critic_to_the_return
     assert np.sort(target)[-2] > 0.2  # the move half a point worse: a near-tie, kept as such
     assert accuracy == 1.0  # the teacher's move is still the actor's favourite
     assert value.item() == pytest.approx(1.5, abs=0.1)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_cloning_follows_the_policy_onto_the_gpu() -> None:
+    """A config's ``device: cuda``: the decisions move to the policy's device, not the reverse."""
+    decisions = _one_position(128, [0.5, 0.0, -2.0], action=0)
+    policy = _policy("card", decisions.obs.shape[1]).to("cuda")
+    assert _clone(policy, decisions, epochs=25, temperature=0.5) == 1.0
+    assert all(p.is_cuda for p in policy.parameters())

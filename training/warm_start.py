@@ -257,18 +257,25 @@ def behaviour_clone(
     ``regret_weight`` times its expected ``search_regret``. Accuracy is the share of the
     teacher's actions the fitted actor picks where it had a choice.
     """
-    obs, masks, actions, returns = map(
-        torch.as_tensor, (data.obs, data.masks, data.actions, data.returns)
+    device = policy.device
+    obs, masks, actions, returns, targets, regret = (
+        torch.as_tensor(column, device=device)
+        for column in (
+            data.obs,
+            data.masks,
+            data.actions,
+            data.returns,
+            soft_targets(data, temperature),
+            search_regret(data),
+        )
     )
-    targets = torch.as_tensor(soft_targets(data, temperature))
-    regret = torch.as_tensor(search_regret(data))
     rng = np.random.default_rng(seed)
     for group in policy.optimizer.param_groups:
         group["lr"] = learning_rate
     policy.set_training_mode(True)
     size = obs.shape[0]
     for _ in range(epochs):
-        order = torch.as_tensor(rng.permutation(size))
+        order = torch.as_tensor(rng.permutation(size), device=device)
         for start in range(0, size, batch_size):
             idx = order[start : start + batch_size]
             values, log_probs = _values_and_log_probs(policy, obs[idx], masks[idx])
@@ -310,7 +317,7 @@ def _values_and_log_probs(
         latent_pi = policy.mlp_extractor.forward_actor(pi_features)
         latent_vf = policy.mlp_extractor.forward_critic(vf_features)
     distribution = policy._get_action_dist_from_latent(latent_pi)
-    distribution.apply_masking(masks.numpy())
+    distribution.apply_masking(masks)
     return policy.value_net(latent_vf), distribution.distribution.logits
 
 
@@ -464,7 +471,9 @@ def fit_critic(model: Any, env: Any, config: Any, seed: int) -> dict[str, float]
     start = time.perf_counter()
     policy = model.policy
     data = collect(env, FrozenPolicy(policy, seed), config.critic_samples, model.gamma)
-    obs, returns = torch.as_tensor(data.obs), torch.as_tensor(data.returns)
+    obs, returns = (
+        torch.as_tensor(column, device=policy.device) for column in (data.obs, data.returns)
+    )
     rng = np.random.default_rng(seed)
     for group in policy.optimizer.param_groups:
         group["lr"] = config.learning_rate
@@ -472,7 +481,7 @@ def fit_critic(model: Any, env: Any, config: Any, seed: int) -> dict[str, float]
     policy.set_training_mode(True)
     try:
         for _ in range(config.critic_epochs):
-            order = torch.as_tensor(rng.permutation(len(returns)))
+            order = torch.as_tensor(rng.permutation(len(returns)), device=policy.device)
             for idx in order.split(config.batch_size):
                 loss = torch.nn.functional.mse_loss(
                     policy.predict_values(obs[idx]).flatten(), returns[idx]
