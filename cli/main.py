@@ -53,6 +53,7 @@ COMMANDS: dict[str, Command] = {
     "predict": Command("cli.predict", "how well the opponent models predict a player's cards"),
     "train": Command("cli.train", "train an agent from a config"),
     "value": Command("cli.value", "train the deal-value network the *_value searches use"),
+    "imitation": Command("cli.imitation", "networks' picks against a teacher's saved decisions"),
     "bench": Command("cli.bench", "benchmark the engine against OpenSpiel"),
 }
 
