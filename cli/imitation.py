@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from training.imitation import imitation, network_logits, read_tasks
+from training.imitation import imitation, network_logits, read_tasks, uniform_imitation
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -30,8 +30,13 @@ def run(args: argparse.Namespace) -> int:
     print(f"{len(decisions.actions):,} decisions with a choice in {args.tasks}{valued}")
     print("| network | phase | decisions | agreement | valued | regret (points/decision) |")
     print("|---|---|---:|---:|---:|---:|")
-    for network in args.networks:
-        for row in imitation(decisions, network_logits(network, decisions.obs)):
+    reports = [
+        (network, imitation(decisions, network_logits(network, decisions.obs)))
+        for network in args.networks
+    ]
+    reports.append(("a uniformly random legal pick", uniform_imitation(decisions)))
+    for network, rows in reports:
+        for row in rows:
             print(
                 f"| {network} | {row['phase']} | {row['decisions']:,} | {row['agreement']:.1%} "
                 f"± {row['agreement_ci']:.1%} | {row['valued']:,} | {row['regret']:.4f} "

@@ -11,7 +11,7 @@ from cli.main import main
 from scopa_env import scopa_v0
 from scopa_env.errors import CheckpointError
 from scopa_env.observation import OBS_SLICES
-from training.imitation import imitation, read_tasks
+from training.imitation import imitation, read_tasks, uniform_imitation
 
 NAN = np.nan
 
@@ -91,6 +91,15 @@ def test_agreement_and_regret_by_phase_from_hand_worked_picks(tmp_path: Path) ->
     assert rows["stock empty"]["agreement"] == 0.0
     assert rows["stock empty"]["regret"] == 0.0
 
+    # A uniformly random legal pick, in expectation: 1/2, 1/3, 1/2, 1/2 agreement, and the mean
+    # gap over the legal moves where the teacher valued them all (0.75/2, 1/3, 2/2; none).
+    rows = {row["phase"]: row for row in uniform_imitation(decisions)}
+    assert rows["stock left"]["agreement"] == pytest.approx(1 / 2)
+    assert rows["stock left"]["regret"] == pytest.approx((0.375 + 1.0) / 2)
+    assert rows["stock empty"]["agreement"] == pytest.approx((1 / 3 + 1 / 2) / 2)
+    assert rows["stock empty"]["valued"] == 1
+    assert rows["stock empty"]["regret"] == pytest.approx(1 / 3)
+
 
 def test_without_the_teachers_values_there_is_agreement_and_no_regret(tmp_path: Path) -> None:
     _save(tmp_path / "task_0000.npz", [[3, 7], [1, 2]], [3, 2], None, [False, True])
@@ -124,4 +133,8 @@ def test_the_command_reports_each_network_by_phase(
     assert main(["imitation", "pretrained", "--tasks", str(tmp_path)]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == f"2 decisions with a choice in {tmp_path}"
-    assert [line.split(" | ")[1] for line in lines[3:]] == ["all", "stock left", "stock empty"]
+    assert [line.split(" | ")[:2] for line in lines[3:]] == [
+        [f"| {who}", phase]
+        for who in ("pretrained", "a uniformly random legal pick")
+        for phase in ("all", "stock left", "stock empty")
+    ]

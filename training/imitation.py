@@ -13,8 +13,9 @@ search's values are the exact solver's):
   difference alike; regret weighs each by what the teacher's values say it costs, and does
   not count a pick among tied moves as a difference.
 
-Decisions no network was fitted on (the tasks of another seed) make these held-out figures:
-``scopa imitation NETWORK ... --tasks RUN/warm_start``.
+A uniformly random legal pick's expected figures come beside them as a yardstick
+(``uniform_imitation``). Decisions no network was fitted on (the tasks of another seed) make
+these held-out figures: ``scopa imitation NETWORK ... --tasks RUN/warm_start``.
 """
 
 from __future__ import annotations
@@ -91,12 +92,31 @@ def imitation(decisions: TeacherDecisions, logits: np.ndarray) -> list[dict[str,
     """One row per phase: decisions, agreement and mean regret (each with its 95% interval's
     half-width, ``*_ci``) of the argmax of ``logits`` over each decision's legal actions."""
     picks = np.where(decisions.masks, logits, -np.inf).argmax(axis=1)
-    agree = picks == decisions.actions
-    regret = regrets(decisions, picks)
+    agree = (picks == decisions.actions).astype(float)
+    return _by_phase(decisions, agree, regrets(decisions, picks))
+
+
+def uniform_imitation(decisions: TeacherDecisions) -> list[dict[str, float | str]]:
+    """``imitation``'s rows for a uniformly random legal pick, in expectation: a yardstick."""
+    legal = decisions.masks.sum(axis=1)
+    regret = np.full(len(legal), np.nan)
+    if decisions.values is not None:
+        values = decisions.values
+        valued = (~np.isnan(values)).sum(axis=1)
+        best = np.where(np.isnan(values), -np.inf, values).max(axis=1, keepdims=True)
+        gaps = np.where(np.isnan(values), 0.0, best - np.nan_to_num(values))
+        every_legal = (valued == legal) & (legal > 1)
+        regret[every_legal] = gaps[every_legal].sum(axis=1) / legal[every_legal]
+    return _by_phase(decisions, 1.0 / legal, regret)
+
+
+def _by_phase(
+    decisions: TeacherDecisions, agree: np.ndarray, regret: np.ndarray
+) -> list[dict[str, float | str]]:
     rows: list[dict[str, float | str]] = []
     for phase, rows_of in decisions.phases().items():
         valued = rows_of & ~np.isnan(regret)
-        agreement, agreement_ci = _mean_and_interval(agree[rows_of].astype(float))
+        agreement, agreement_ci = _mean_and_interval(agree[rows_of])
         mean_regret, regret_ci = _mean_and_interval(regret[valued])
         rows.append(
             {
