@@ -41,6 +41,7 @@ from evaluation.records import atomic_path
 from evaluation.workers import open_pool
 from scopa_env.actions import NUM_ACTIONS, PICK_OFFSET
 from scopa_env.engine import MaskMove
+from scopa_env.errors import CheckpointError
 from scopa_env.info_state import InfoState
 
 
@@ -353,9 +354,17 @@ def collect_in_tasks(
             for index, arrays in pool.results(task, todo):
                 with atomic_path(paths[index]) as tmp:
                     np.savez_compressed(tmp, **arrays)
+    return read_decisions(paths)
+
+
+def read_decisions(paths: list[Path]) -> Decisions:
+    """The decisions of saved tasks, in order; ``values`` only if every task holds them."""
     parts = []
     for path in paths:
         with np.load(path) as part:
+            missing = [name for name in Decisions._fields[:-1] if name not in part]
+            if missing:
+                raise CheckpointError(f"{path} is not a warm-start task: no {', '.join(missing)}")
             parts.append(dict(part))
     columns: dict[str, Any] = {k: [part.get(k) for part in parts] for k in Decisions._fields}
     if any(v is None for v in columns["values"]):  # tasks saved without the search's values
