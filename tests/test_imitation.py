@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -13,16 +14,17 @@ from scopa_env.errors import CheckpointError
 from scopa_env.observation import OBS_SLICES
 from training.imitation import imitation, read_tasks, uniform_imitation
 
-NAN = np.nan
 
-
+@cache
 def _observation(stock_empty: bool) -> np.ndarray:
+    """The first seat's observation of a fresh deal, its stock emptied if asked (read-only)."""
     env = scopa_v0.raw_env(episode="deal")
     env.reset(seed=1)
     obs = env.observe(env.agent_selection)["observation"].astype(np.float32)
     assert obs[OBS_SLICES["stock_size"]][0] > 0  # a fresh deal: 30 cards in the stock
     if stock_empty:
         obs[OBS_SLICES["stock_size"]] = 0.0
+    obs.flags.writeable = False
     return obs
 
 
@@ -48,7 +50,7 @@ def _save(
 
 
 def _values(rows: list[dict[int, float]]) -> np.ndarray:
-    values = np.full((len(rows), 80), NAN)
+    values = np.full((len(rows), 80), np.nan)
     for row, valued in enumerate(rows):
         for action, value in valued.items():
             values[row, action] = value
