@@ -29,6 +29,7 @@ from agents.ismcts import ISMCTSAgent
 from agents.ismcts_alphabeta import AlphaBetaISMCTSAgent
 from agents.ismcts_prior import PriorISMCTSAgent
 from agents.ismcts_value import ValueISMCTSAgent
+from agents.last_round import LastRoundAgent
 from agents.openspiel_bot import OpenSpielISMCTSAgent
 from agents.policy import SHIPPED_CHECKPOINTS, PolicyAgent
 from agents.random_agent import RandomAgent
@@ -47,6 +48,7 @@ AGENTS: dict[str, type] = {
     "alphabeta_value": ValueAlphaBetaAgent,
     "guided": GuidedAgent,
     "rollout": RolloutAgent,
+    "last_round": LastRoundAgent,
     "openspiel-ismcts": OpenSpielISMCTSAgent,
 }
 
@@ -135,6 +137,7 @@ __all__ = [
     "GreedyAgent",
     "GuidedAgent",
     "HeuristicAgent",
+    "LastRoundAgent",
     "ISMCTSAgent",
     "OpenSpielISMCTSAgent",
     "PolicyAgent",

@@ -54,6 +54,9 @@ COMMANDS: dict[str, Command] = {
     "train": Command("cli.train", "train an agent from a config"),
     "value": Command("cli.value", "train the deal-value network the *_value searches use"),
     "imitation": Command("cli.imitation", "networks' picks against a teacher's saved decisions"),
+    "last-round": Command(
+        "cli.last_round", "fit the network the last_round player plays the last round by"
+    ),
     "bench": Command("cli.bench", "benchmark the engine against OpenSpiel"),
 }
 

@@ -131,12 +131,12 @@ class MoveValueTeacher:
             info, moves, totals = self._seen
             scale = player.points_per_total(info)
             for move, total in zip(moves, totals, strict=True):
-                for a in _actions_toward(info, move):
+                for a in actions_toward(info, move):
                     values[i, a] = np.fmax(values[i, a], total * scale)
         return actions, values
 
 
-def _actions_toward(info: InfoState, move: MaskMove) -> list[int]:
+def actions_toward(info: InfoState, move: MaskMove) -> list[int]:
     """The actions that keep ``move`` open: its card, or in the pick phase any of its table
     cards not yet picked (each pick is worth the best capture it leaves open)."""
     if not info.in_pick_phase:

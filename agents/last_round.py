@@ -1,0 +1,329 @@
+"""The last round of a two-player deal, played by a network that values the position each move
+leaves.
+
+Once the stock is empty, each player of a two-player deal knows the other's hand: the cards
+it has not seen. The last round is then a game of perfect information, at most six plies
+long. The shipped policy network gives up about 0.1 points a decision there against an exact
+solver (README, "Results"), which a wider policy network or more exact examples did not mend.
+``LastRoundValue`` values an *afterstate* instead: the position a move leaves, the other seat
+to move, with both hands, the table and both piles in view. ``LastRoundAgent`` plays each
+decision of the last round by the move whose afterstate is worth most to it, all of them
+valued in one forward pass, and every earlier decision by its base player (the shipped
+network by default). A move that ends the deal is valued exactly, by the rules' scoring. No
+reply is searched: the network alone judges what follows the move.
+
+The features of a position (``encode``), from the side of the seat to move. One token per
+card still to play or on the table (``TOKEN_FEATURES``):
+
+| index | feature |
+| --- | --- |
+| 0-2 | where it is: the mover's hand, the other hand, the table |
+| 3-12 | its rank, one-hot |
+| 13-16 | its suit, one-hot |
+| 17 | its primiera value / 21 |
+
+and one row of the scores at stake (``GLOBAL_FEATURES``):
+
+| index | feature |
+| --- | --- |
+| 0-81 | the size of the mover's pile, one-hot 0-40, then the other's |
+| 82-103 | the coins in the mover's pile, one-hot 0-10, then the other's |
+| 104-283 | per suit, the best primiera card (none, then the 8 values; one-hot) in the mover's |
+| | pile, the other's pile, the mover's hand, the other hand and the table |
+| 284-292 | the scope difference, the mover's minus the other's, one-hot -4..4 (clipped) |
+| 293-313 | size / 40, coins / 10, the settebello and per suit the best primiera value / 21 |
+| | of the mover's pile, the other's pile and the cards still in play |
+| 314-316 | the scope difference / 4, the mover's scope / 4, the other's / 4 |
+| 317-319 | the last capture: nobody's, the mover's, the other's |
+| 320-321 | the mover's hand size / 3, the other's / 3 |
+
+The network embeds each token beside the global row, runs a small transformer over the
+tokens, pools them and reads a value in points for the seat to move. ``training.last_round``
+fits it to a search's values of the last round's moves (``scopa last-round``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from agents.deal_value import position
+from agents.seats import SeatView
+from scopa_env.cards import CAPTURE_VALUE, COINS_MASK, NUM_CARDS, SETTEBELLO
+from scopa_env.engine import Deal, MaskMove
+from scopa_env.errors import CheckpointError, PlayerError
+from scopa_env.info_state import InfoState
+from scopa_env.observation import OBS_SIZE
+from scopa_env.players import Observation
+from scopa_env.rules import Rules, resolve_rules
+from scopa_env.scoring import BEST_PRIMIERA
+
+#: The network the project ships (``scopa last-round`` writes one; its README has the recipe).
+SHIPPED = Path(__file__).resolve().parent / "pretrained_last_round" / "last_round.pt"
+#: What a saved network's ``format`` entry says.
+FORMAT = "scopa-env last-round value 1"
+TOKEN_FEATURES = 18
+GLOBAL_FEATURES = 322
+#: The primiera values, lowest first: a suit's best card buckets to its index plus one.
+_PRIMIERA_VALUES = sorted({BEST_PRIMIERA[1 << rank] for rank in range(10)})
+_BUCKET = np.array(
+    [0 if bits == 0 else _PRIMIERA_VALUES.index(BEST_PRIMIERA[bits]) + 1 for bits in range(1024)]
+)
+_BEST = np.array(BEST_PRIMIERA, np.float32)
+_RANK = CAPTURE_VALUE.astype(np.int64) - 1
+_CARD_PRIMIERA = np.array([BEST_PRIMIERA[1 << (c % 10)] for c in range(NUM_CARDS)], np.float32)
+
+
+def _bits(masks: np.ndarray) -> np.ndarray:
+    """``(N, 40)`` 0/1 of ``(N,)`` card masks."""
+    return (masks[:, None] >> np.arange(NUM_CARDS, dtype=np.int64)) & 1
+
+
+def _count(masks: np.ndarray) -> np.ndarray:
+    """``(N,)`` cards in each of ``(N,)`` card masks."""
+    return _bits(masks).sum(axis=1)
+
+
+def _one_hot(out: np.ndarray, start: int, index: np.ndarray, size: int) -> None:
+    out[np.arange(len(index)), start + np.clip(index, 0, size - 1)] = 1.0
+
+
+def encode(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The tokens ``(N, T, TOKEN_FEATURES)`` (zero past each row's count), their counts
+    ``(N,)`` and the global rows ``(N, GLOBAL_FEATURES)`` of ``(N, POSITION_FIELDS)`` position
+    rows (``agents.deal_value.position``)."""
+    rows = np.atleast_2d(np.asarray(rows, np.int64))
+    n = len(rows)
+    mine_hand, other_hand, table, mine, other = (rows[:, i] for i in range(5))
+    where = np.stack([_bits(mine_hand), _bits(other_hand), _bits(table)], axis=1)  # (N, 3, 40)
+    in_play = where.any(axis=1)
+    counts = in_play.sum(axis=1)
+    tokens = np.zeros((n, max(int(counts.max(initial=0)), 1), TOKEN_FEATURES), np.float32)
+    row, card = np.nonzero(in_play)
+    slot = np.arange(len(row)) - np.searchsorted(row, row)  # the card's place in its row
+    tokens[row, slot, 0:3] = where[row, :, card]
+    tokens[row, slot, 3 + _RANK[card]] = 1.0
+    tokens[row, slot, 13 + card // 10] = 1.0
+    tokens[row, slot, 17] = _CARD_PRIMIERA[card] / 21.0
+
+    g = np.zeros((n, GLOBAL_FEATURES), np.float32)
+    sizes = [_count(m) for m in (mine, other)]
+    coins = [_count(m & COINS_MASK) for m in (mine, other)]
+    _one_hot(g, 0, sizes[0], 41)
+    _one_hot(g, 41, sizes[1], 41)
+    _one_hot(g, 82, coins[0], 11)
+    _one_hot(g, 93, coins[1], 11)
+    for k, masks in enumerate((mine, other, mine_hand, other_hand, table)):
+        for suit in range(4):
+            _one_hot(g, 104 + 9 * (4 * k + suit), _BUCKET[masks >> (10 * suit) & 0x3FF], 9)
+    scope_mine, scope_other, last = rows[:, 5], rows[:, 6], rows[:, 7]
+    _one_hot(g, 284, scope_mine - scope_other + 4, 9)
+    for k, masks in enumerate((mine, other, mine_hand | other_hand | table)):
+        at = 293 + 7 * k
+        g[:, at] = _count(masks) / 40.0
+        g[:, at + 1] = _count(masks & COINS_MASK) / 10.0
+        g[:, at + 2] = masks >> SETTEBELLO & 1
+        for suit in range(4):
+            g[:, at + 3 + suit] = _BEST[masks >> (10 * suit) & 0x3FF] / 21.0
+    g[:, 314] = (scope_mine - scope_other) / 4.0
+    g[:, 315] = scope_mine / 4.0
+    g[:, 316] = scope_other / 4.0
+    _one_hot(g, 317, last, 3)
+    g[:, 320] = _count(mine_hand) / 3.0
+    g[:, 321] = _count(other_hand) / 3.0
+    return tokens, counts, g
+
+
+class LastRoundValue(nn.Module):
+    """The network: a position's final point difference for the seat to move (module doc).
+
+    Args:
+        width: the width of every token and of the global row's embedding.
+        layers: transformer layers over the tokens.
+        heads: attention heads of each layer (dividing ``width``).
+        rules: the rules the values were learnt under; a player refuses others.
+    """
+
+    def __init__(
+        self, width: int = 64, layers: int = 2, heads: int = 4, rules: Rules | None = None
+    ) -> None:
+        super().__init__()
+        if width < 1 or layers < 1 or heads < 1 or width % heads:
+            raise ValueError(
+                f"LastRoundValue needs positive width, layers and heads, heads dividing width; "
+                f"got width={width}, layers={layers}, heads={heads}"
+            )
+        self.width, self.layers, self.heads = width, layers, heads
+        self.rules = rules or Rules()
+        self.global_in = nn.Sequential(nn.Linear(GLOBAL_FEATURES, width), nn.ReLU())
+        self.token_in = nn.Linear(TOKEN_FEATURES, width)
+        layer = nn.TransformerEncoderLayer(width, heads, 2 * width, dropout=0.0, batch_first=True)
+        self.encoder = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+        self.head = nn.Sequential(nn.Linear(3 * width, width), nn.ReLU(), nn.Linear(width, 1))
+
+    def forward(
+        self, tokens: torch.Tensor, counts: torch.Tensor, globals_: torch.Tensor
+    ) -> torch.Tensor:
+        """``(N,)`` values of encoded positions, each with at least one token."""
+        g = self.global_in(globals_)
+        pad = torch.arange(tokens.shape[1], device=tokens.device)[None, :] >= counts[:, None]
+        h = self.encoder(self.token_in(tokens) + g[:, None, :], src_key_padding_mask=pad)
+        mean = h.masked_fill(pad[..., None], 0.0).sum(1) / counts.clamp(min=1)[:, None]
+        top = h.masked_fill(pad[..., None], float("-inf")).amax(1)
+        return self.head(torch.cat([g, mean, top], dim=1)).squeeze(1)
+
+    @torch.no_grad()
+    def values(self, rows: np.ndarray) -> np.ndarray:
+        """``(N,)`` values in points for the seat to move of position rows of deals in play."""
+        tokens, counts, g = encode(rows)
+        self.eval()
+        return self(torch.from_numpy(tokens), torch.from_numpy(counts), torch.from_numpy(g)).numpy()
+
+    def to_dict(self) -> dict[str, Any]:
+        """What ``load`` reads back: the shape, the rules and the weights."""
+        return {
+            "format": FORMAT,
+            "width": self.width,
+            "layers": self.layers,
+            "heads": self.heads,
+            "rules": self.rules.to_dict(),
+            "state_dict": self.state_dict(),
+        }
+
+    @classmethod
+    def load(cls, path: str | Path = SHIPPED) -> LastRoundValue:
+        """A network saved by ``training.last_round`` (``torch.save`` of ``to_dict``)."""
+        path = Path(path)
+        if not path.is_file():
+            raise CheckpointError(f"no last-round network at {path}")
+        try:
+            saved = torch.load(path, map_location="cpu", weights_only=True)
+        except Exception as error:  # torch raises whatever its zip or pickle reader raised
+            raise CheckpointError(
+                f"{path} is not a last-round network ({type(error).__name__})"
+            ) from None
+        if not isinstance(saved, dict) or saved.get("format") != FORMAT:
+            raise CheckpointError(f"{path} is not a last-round network (no {FORMAT!r} format)")
+        try:
+            net = cls(saved["width"], saved["layers"], saved["heads"], Rules(**saved["rules"]))
+            net.load_state_dict(saved["state_dict"])
+        except (KeyError, TypeError, ValueError, RuntimeError) as error:
+            detail = str(error).splitlines()[0] if str(error) else type(error).__name__
+            raise CheckpointError(f"{path}: a broken last-round network ({detail})") from None
+        return net.eval()
+
+
+def in_last_round(info: InfoState, vector: np.ndarray) -> bool:
+    """Whether a decision is in the last round of a two-player deal: the stock is empty, so
+    the unseen cards are the other hand."""
+    return vector.shape[-1] == OBS_SIZE and info.stock_size == 0
+
+
+def afterstates(deal: Deal, moves: list[MaskMove]) -> list[Deal]:
+    """The positions the moves leave, the deal's seat to move having played each."""
+    children = []
+    for card, capture in moves:
+        child = deal.copy()
+        child.play_unchecked(card, capture)
+        children.append(child)
+    return children
+
+
+def move_values(net: LastRoundValue, deal: Deal, moves: list[MaskMove]) -> np.ndarray:
+    """Each move's value in points for the seat to move in ``deal``: exact for a move that
+    ends the deal, the network's (negated, the other seat moving next) for the others."""
+    me = deal.current_player
+    children = afterstates(deal, moves)
+    out = np.empty(len(moves))
+    live = [i for i, child in enumerate(children) if not child.is_over]
+    for i, child in enumerate(children):
+        if child.is_over:
+            out[i] = final_value(child, me)
+    if live:
+        out[live] = -net.values(np.array([position(children[i]) for i in live], np.int64))
+    return out
+
+
+def final_value(deal: Deal, me: int) -> float:
+    """The exact point difference of a finished two-player deal for seat ``me``."""
+    points = [side.total for side in deal.score()]
+    return float(points[me] - points[1 - me])
+
+
+class LastRoundAgent:
+    """Plays the last round of a two-player deal by ``LastRoundValue`` and every earlier
+    decision by ``base`` (module doc).
+
+    Args:
+        rules: the rules (a ``Rules``, preset name or option dict); the network's must match.
+        seed: passed to the base player.
+        base: the player of the decisions before the last round: a ``make_agent`` name or a
+            checkpoint's path (the shipped network by default).
+        value: the path of a ``LastRoundValue`` (``scopa last-round``); the shipped one by
+            default.
+    """
+
+    name = "last_round"
+
+    def __init__(
+        self,
+        rules: Rules | str | None = None,
+        seed: int | None = None,
+        base: str = "pretrained",
+        value: str | None = None,
+    ) -> None:
+        from agents import make_agent  # the registry imports this module
+
+        self.rules = resolve_rules(rules)
+        self.net = LastRoundValue.load(SHIPPED if value is None else value)
+        if dataclasses.replace(self.net.rules, target=self.rules.target) != self.rules:
+            raise PlayerError(
+                f"the last-round network learnt {self.net.rules}; the game plays {self.rules}"
+            )
+        self.base = make_agent(base, rules=self.rules, seed=seed)
+
+    def reset(self, seed: int | None = None) -> None:
+        reset = getattr(self.base, "reset", None)
+        if reset is not None:
+            reset(seed=seed)
+
+    def act(self, observation: Observation) -> int:
+        vector = np.asarray(observation["observation"], np.float32)
+        info = InfoState.from_observation(vector)
+        if not in_last_round(info, vector):
+            return int(self.base.act(observation))
+        moves = info.legal_moves(self.rules)
+        if len(moves) == 1:
+            return info.action(moves[0])
+        deal = SeatView.from_info(info, vector).position(self.rules)
+        best = moves[int(np.argmax(move_values(self.net, deal, moves)))]
+        return info.action(best)
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """One action per row: the base player's batch for the rows before the last round."""
+        actions = np.empty(len(masks), np.int64)
+        infos = [InfoState.from_observation(obs) for obs in observations]
+        last = np.array([in_last_round(i, o) for i, o in zip(infos, observations, strict=True)])
+        if (~last).any():
+            early = np.flatnonzero(~last)
+            batch = getattr(self.base, "act_batch", None)
+            if batch is not None:
+                actions[early] = batch(observations[early], masks[early])
+            else:
+                for i in early:
+                    actions[i] = self.base.act(_row(observations, masks, i))
+        for i in np.flatnonzero(last):
+            actions[i] = self.act(_row(observations, masks, i))
+        return actions
+
+    def __repr__(self) -> str:
+        return f"LastRoundAgent(base={self.base!r}, rules={self.rules})"
+
+
+def _row(observations: np.ndarray, masks: np.ndarray, i: Any) -> Observation:
+    return {"observation": observations[i], "action_mask": masks[i]}

@@ -1,0 +1,73 @@
+"""``scopa last-round``: fit the network ``last_round`` plays the last round by, from a search's
+saved decisions (``training.last_round`` documents the fit)."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+from agents.last_round import LastRoundValue
+from cli.rules_args import add_rules_arguments, rules_from_args
+from scopa_env.errors import CheckpointError
+from training.last_round import afterstates_of, fit, regret, save
+from training.warm_start import Decisions, read_decisions
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--tasks",
+        type=Path,
+        nargs="+",
+        required=True,
+        help="warm starts' saved decisions with a search's values (RUN/warm_start)",
+    )
+    parser.add_argument("--out", type=Path, required=True, help="the network's file (.pt)")
+    parser.add_argument(
+        "--held", type=Path, help="other tasks to report the regret on after each epoch"
+    )
+    parser.add_argument("--epochs", type=int, default=12)
+    parser.add_argument("--batch-size", type=int, default=512, help="decisions a step")
+    parser.add_argument("--learning-rate", type=float, default=1e-3, help="the one-cycle peak")
+    parser.add_argument("--width", type=int, default=64)
+    parser.add_argument("--layers", type=int, default=2)
+    parser.add_argument("--heads", type=int, default=4)
+    parser.add_argument("--seed", type=int, default=0)
+    add_rules_arguments(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.epochs < 1 or args.batch_size < 1 or not args.learning_rate > 0:
+        raise SystemExit("--epochs and --batch-size must be positive, --learning-rate above 0")
+    rules = rules_from_args(args)
+    start = time.perf_counter()
+    data = afterstates_of(_read(args.tasks), rules)
+    held = afterstates_of(_read([args.held]), rules) if args.held else None
+    print(
+        f"{data.decisions:,} last-round decisions ({len(data.rows):,} moves) read in "
+        f"{time.perf_counter() - start:.0f} s" + (f"; {held.decisions:,} held out" if held else "")
+    )
+    net = LastRoundValue(args.width, args.layers, args.heads, rules)
+
+    def report(epoch: int, loss: float) -> None:
+        line = f"epoch {epoch + 1}: loss {loss:.4f}"
+        if held is not None:
+            mean, half = regret(net, held)
+            line += f", held-out regret {mean:.4f} ± {half:.4f} points/decision"
+        print(f"{line} ({time.perf_counter() - start:.0f} s)", flush=True)
+
+    fit(data, net, args.epochs, args.batch_size, args.learning_rate, args.seed, report)
+    save(net, args.out)
+    mean, half = regret(net, data)
+    print(f"regret on the decisions fitted: {mean:.4f} ± {half:.4f}; saved {args.out}")
+    return 0
+
+
+def _read(folders: list[Path]) -> Decisions:
+    paths = []
+    for folder in folders:
+        found = sorted(folder.glob("task_*.npz"))
+        if not found:
+            raise CheckpointError(f"{folder} holds no warm-start tasks (task_*.npz)")
+        paths += found
+    return read_decisions(paths)

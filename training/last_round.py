@@ -1,0 +1,210 @@
+"""Fit ``agents.last_round.LastRoundValue`` to a search's values of the last round's moves.
+
+A warm start with a search teacher saves, for every decision, the search's value of each legal
+action in points per deal (``training.warm_start``). In the last round of a two-player deal
+``alphabeta`` solves to the end, so those values are exact. ``afterstates`` turns each such
+decision into the positions its moves leave and the value of each action: a card with
+several captures, or a table card picked toward them, is worth its best capture. ``fit``
+trains the network so that, per action, the best of its moves' values (minus the network's
+value of the position for the other seat; exact where the move ends the deal) matches the
+search's. The loss is on each decision's values less their mean, as only the order of a
+decision's moves decides the play, plus a twentieth of the plain squared error to anchor the
+level. ``regret`` is what the network's pick gives up by the search's values, the figure
+``scopa imitation`` reports for a policy network.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from agents.deal_value import POSITION_FIELDS, position
+from agents.last_round import LastRoundValue, afterstates, encode, final_value, in_last_round
+from agents.seats import SeatView
+from evaluation.records import atomic_path
+from scopa_env.info_state import InfoState
+from scopa_env.rules import Rules
+from training.warm_start import Decisions, actions_toward
+
+
+@dataclass(frozen=True)
+class Afterstates:
+    """The last round's decisions as the positions their moves leave.
+
+    ``rows`` are position rows (``agents.deal_value.position``) from the side of the seat to
+    move next, one per move and action it leads toward (a move toward two table cards in the
+    pick phase counts twice); ``exact`` is the mover's value of a move that ends the deal (NaN
+    for the others); ``pair`` the index of that move's action among the actions, sorted.
+    Per action: ``target``, the search's value, and ``decision``, its decision's index, sorted.
+    """
+
+    rows: np.ndarray
+    exact: np.ndarray
+    pair: np.ndarray
+    target: np.ndarray
+    decision: np.ndarray
+
+    @property
+    def decisions(self) -> int:
+        return int(self.decision[-1]) + 1 if len(self.decision) else 0
+
+
+def afterstates_of(decisions: Decisions, rules: Rules) -> Afterstates:
+    """The decisions of the last round of two-player deals with a choice, every legal action
+    of which the search valued."""
+    if decisions.values is None:
+        raise ValueError("the tasks hold no search values: collect them with a search teacher")
+    rows: list[tuple[int, ...]] = []
+    exact: list[float] = []
+    pair: list[int] = []
+    target: list[float] = []
+    decision: list[int] = []
+    kept = 0
+    for obs, mask, values in zip(decisions.obs, decisions.masks, decisions.values, strict=True):
+        if mask.sum() < 2 or np.isnan(values[mask]).any():
+            continue
+        info = InfoState.from_observation(obs)
+        if not in_last_round(info, obs):
+            continue
+        deal = SeatView.from_info(info, obs).position(rules)
+        moves = info.legal_moves(rules)
+        index: dict[int, int] = {}
+        for move, child in zip(moves, afterstates(deal, moves), strict=True):
+            over = child.is_over
+            end = final_value(child, deal.current_player) if over else np.nan
+            for action in actions_toward(info, move):
+                if action not in index:
+                    index[action] = len(target)
+                    target.append(float(values[action]))
+                    decision.append(kept)
+                rows.append(position(child) if not over else (0,) * POSITION_FIELDS)
+                exact.append(end)
+                pair.append(index[action])
+        kept += 1
+    order = np.argsort(np.array(pair, np.int64), kind="stable")
+    return Afterstates(
+        rows=np.array(rows, np.int64).reshape(-1, POSITION_FIELDS)[order],
+        exact=np.array(exact, np.float32)[order],
+        pair=np.array(pair, np.int64)[order],
+        target=np.array(target, np.float32),
+        decision=np.array(decision, np.int64),
+    )
+
+
+def _ranges(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """The indices ``starts[i]:ends[i]`` of every ``i``, concatenated."""
+    lengths = ends - starts
+    offsets = np.repeat(starts - np.cumsum(lengths) + lengths, lengths)
+    return offsets + np.arange(lengths.sum())
+
+
+class _Batches:
+    """Index arithmetic over ``Afterstates``: the actions of some decisions, and their rows."""
+
+    def __init__(self, data: Afterstates) -> None:
+        self.data = data
+        self.pair_start = np.searchsorted(data.decision, np.arange(data.decisions + 1))
+        self.row_start = np.searchsorted(data.pair, np.arange(len(data.target) + 1))
+
+    def predict(self, net: LastRoundValue, pairs: np.ndarray) -> torch.Tensor:
+        """The network's value of each action in ``pairs`` for its mover: its best move's."""
+        data = self.data
+        rows = _ranges(self.row_start[pairs], self.row_start[pairs + 1])
+        local = torch.from_numpy(np.repeat(np.arange(len(pairs)), np.diff(self.row_start)[pairs]))
+        value = torch.from_numpy(data.exact[rows])
+        live = np.flatnonzero(np.isnan(data.exact[rows]))
+        if len(live):
+            tokens, counts, g = encode(data.rows[rows[live]])
+            value = value.index_put(
+                (torch.from_numpy(live),),
+                -net(torch.from_numpy(tokens), torch.from_numpy(counts), torch.from_numpy(g)),
+            )
+        best = torch.full((len(pairs),), -torch.inf)
+        return best.scatter_reduce(0, local, value, "amax")
+
+    def pairs_of(self, decisions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The actions of ``decisions`` and, for each, its decision's place in ``decisions``."""
+        starts, ends = self.pair_start[decisions], self.pair_start[decisions + 1]
+        return _ranges(starts, ends), np.repeat(np.arange(len(decisions)), ends - starts)
+
+
+def _loss(predicted: torch.Tensor, target: torch.Tensor, owner: np.ndarray, n: int) -> torch.Tensor:
+    error = predicted - target
+    index = torch.from_numpy(owner)
+    sizes = torch.zeros(n).index_add_(0, index, torch.ones_like(error))
+    mean = torch.zeros(n).index_add_(0, index, error) / sizes
+    return ((error - mean[index]) ** 2).mean() + 0.05 * (error**2).mean()
+
+
+def regret(net: LastRoundValue, data: Afterstates, chunk: int = 4096) -> tuple[float, float]:
+    """The mean, over the decisions, of the search's best value minus its value of the
+    network's pick (points per decision), and its 95% interval's half-width."""
+    batches = _Batches(data)
+    picked = np.empty(data.decisions)
+    best = np.empty(data.decisions)
+    with torch.no_grad():
+        net.eval()
+        for start in range(0, data.decisions, chunk):
+            decisions = np.arange(start, min(start + chunk, data.decisions))
+            pairs, owner = batches.pairs_of(decisions)
+            predicted = batches.predict(net, pairs).numpy()
+            for k, d in enumerate(decisions):  # noqa: B007  (k indexes the chunk)
+                mine = np.flatnonzero(owner == k)
+                picked[d] = data.target[pairs[mine[np.argmax(predicted[mine])]]]
+                best[d] = data.target[pairs[mine]].max()
+    loss = best - picked
+    half = 1.96 * loss.std(ddof=1) / np.sqrt(len(loss)) if len(loss) > 1 else float("nan")
+    return float(loss.mean()), float(half)
+
+
+def fit(
+    data: Afterstates,
+    net: LastRoundValue,
+    epochs: int,
+    batch_size: int,
+    learning_rate: float,
+    seed: int,
+    after_epoch: Callable[[int, float], None] | None = None,
+) -> float:
+    """Train ``net`` on ``data`` (module doc), one-cycle learning rate; returns the last
+    epoch's mean loss. ``after_epoch(epoch, loss)`` is called after each epoch."""
+    if data.decisions == 0:
+        raise ValueError("no decision of the last round to fit")
+    torch.manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    batches = _Batches(data)
+    target = torch.from_numpy(data.target)
+    steps_per_epoch = max(data.decisions // batch_size, 1)
+    optimizer = torch.optim.Adam(net.parameters(), lr=learning_rate)
+    schedule = torch.optim.lr_scheduler.OneCycleLR(
+        optimizer, learning_rate, total_steps=epochs * steps_per_epoch
+    )
+    mean_loss = float("nan")
+    for epoch in range(epochs):
+        net.train()
+        order = rng.permutation(data.decisions)
+        total = 0.0
+        for step in range(steps_per_epoch):
+            decisions = order[step * batch_size : (step + 1) * batch_size]
+            pairs, owner = batches.pairs_of(decisions)
+            loss = _loss(batches.predict(net, pairs), target[pairs], owner, len(decisions))
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            schedule.step()
+            total += loss.item()
+        mean_loss = total / steps_per_epoch
+        if after_epoch is not None:
+            after_epoch(epoch, mean_loss)
+    return mean_loss
+
+
+def save(net: LastRoundValue, path: Path) -> None:
+    """Write the network where ``LastRoundValue.load`` reads it, atomically."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_path(path) as tmp:
+        torch.save(net.to_dict(), tmp)
