@@ -52,6 +52,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from agents.base import check_action
 from agents.deal_value import position
 from agents.seats import SeatView
 from scopa_env.cards import CAPTURE_VALUE, COINS_MASK, NUM_CARDS, SETTEBELLO
@@ -301,8 +302,9 @@ class LastRoundAgent:
         if len(moves) == 1:
             return info.action(moves[0])
         deal = SeatView.from_info(info, vector).position(self.rules)
-        best = moves[int(np.argmax(move_values(self.net, deal, moves)))]
-        return info.action(best)
+        action = info.action(moves[int(np.argmax(move_values(self.net, deal, moves)))])
+        check_action(observation, action, self.rules)
+        return action
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """One action per row: the base player's batch for the rows before the last round."""

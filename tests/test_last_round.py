@@ -12,6 +12,7 @@ import torch
 from conftest import (
     SEVENS_AND_COINS,
     assert_plays_a_match,
+    choice_at,
     last_round,
     observe_deal,
     play_deals,
@@ -103,14 +104,14 @@ def test_a_move_that_ends_the_deal_is_valued_exactly() -> None:
     deal = last_play()
     moves = deal.legal_mask_moves()
     assert len(moves) == 2
-    np.testing.assert_array_equal(move_values(PileCounter(), deal, moves), [4.0, 4.0])  # type: ignore[arg-type]
+    np.testing.assert_array_equal(move_values(PileCounter(), deal, moves), [4.0, 4.0])
 
 
 def test_the_network_judges_the_position_for_the_other_seat() -> None:
     # KD sweeps 2S 3C 5C (4 cards into my pile); 5B must take 5C (2 cards).
     deal = last_round("KD 5B", "6S JB", "2S 3C 5C", SEVENS_AND_COINS)
     moves = deal.legal_mask_moves()
-    values = move_values(PileCounter(), deal, moves)  # type: ignore[arg-type]
+    values = move_values(PileCounter(), deal, moves)
     mine = len(parse_cards(SEVENS_AND_COINS))
     theirs = 40 - mine - 4 - 3  # the rest of the deck, hands and table aside
     by_card = {card: v for (card, _), v in zip(moves, values, strict=True)}
@@ -122,7 +123,7 @@ def test_the_player_plays_the_best_afterstate_and_the_base_before_the_last_round
     network: Path,
 ) -> None:
     player = LastRoundAgent(value=str(network), base="greedy")
-    player.net = PileCounter()  # type: ignore[assignment]
+    player.net = PileCounter()
     deal = last_round("KD 5B", "6S JB", "2S 3C 5C", SEVENS_AND_COINS)
     assert player.act(observe_deal(deal)) == parse_card("KD")
     # A choice of captures: every three-card one takes AB or AC, the two-card ones 2S.
@@ -137,6 +138,10 @@ def test_the_player_plays_the_best_afterstate_and_the_base_before_the_last_round
     assert player.act(first) == greedy.act(first)
     batch = player.act_batch(first["observation"][None], first["action_mask"][None])
     assert batch.tolist() == [greedy.act(first)]
+    # At the other tables every decision is the base player's.
+    for table in ("scopa_4", "scopone"):
+        seen = choice_at(table)
+        assert player.act(seen) == greedy.act(seen)
 
 
 def test_the_player_never_plays_an_illegal_action(network: Path) -> None:

@@ -144,19 +144,15 @@ def regret(net: LastRoundValue, data: Afterstates, chunk: int = 4096) -> tuple[f
     """The mean, over the decisions, of the search's best value minus its value of the
     network's pick (points per decision), and its 95% interval's half-width."""
     batches = _Batches(data)
-    picked = np.empty(data.decisions)
-    best = np.empty(data.decisions)
+    predicted = np.empty(len(data.target))
     with torch.no_grad():
         net.eval()
-        for start in range(0, data.decisions, chunk):
-            decisions = np.arange(start, min(start + chunk, data.decisions))
-            pairs, owner = batches.pairs_of(decisions)
-            predicted = batches.predict(net, pairs).numpy()
-            for k, d in enumerate(decisions):  # noqa: B007  (k indexes the chunk)
-                mine = np.flatnonzero(owner == k)
-                picked[d] = data.target[pairs[mine[np.argmax(predicted[mine])]]]
-                best[d] = data.target[pairs[mine]].max()
-    loss = best - picked
+        for start in range(0, len(data.target), chunk):
+            pairs = np.arange(start, min(start + chunk, len(data.target)))
+            predicted[pairs] = batches.predict(net, pairs).numpy()
+    first = batches.pair_start[:-1]  # each decision's actions are contiguous, in order
+    pick = np.lexsort((-predicted, data.decision))[first]  # its first best-valued action
+    loss = np.maximum.reduceat(data.target, first) - data.target[pick]
     half = 1.96 * loss.std(ddof=1) / np.sqrt(len(loss)) if len(loss) > 1 else float("nan")
     return float(loss.mean()), float(half)
 
