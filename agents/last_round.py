@@ -267,6 +267,9 @@ class LastRoundAgent:
             checkpoint's path (the shipped network by default).
         value: the path of a ``LastRoundValue`` (``scopa last-round``); the shipped one by
             default.
+        torch_threads: torch's threads (set for the whole process; one, as the harness runs
+            every network player; with torch's default, ``scopa eval --workers 2`` hung in
+            its forked workers).
     """
 
     name = "last_round"
@@ -277,9 +280,11 @@ class LastRoundAgent:
         seed: int | None = None,
         base: str = "pretrained",
         value: str | None = None,
+        torch_threads: int = 1,
     ) -> None:
         from agents import make_agent  # the registry imports this module
 
+        torch.set_num_threads(torch_threads)
         self.rules = resolve_rules(rules)
         self.net = LastRoundValue.load(SHIPPED if value is None else value)
         if dataclasses.replace(self.net.rules, target=self.rules.target) != self.rules:
