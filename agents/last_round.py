@@ -178,12 +178,17 @@ class LastRoundValue(nn.Module):
         top = h.masked_fill(pad[..., None], float("-inf")).amax(1)
         return self.head(torch.cat([g, mean, top], dim=1)).squeeze(1)
 
+    def of_rows(self, rows: np.ndarray) -> torch.Tensor:
+        """``(N,)`` values of position rows of deals in play, in points for the seat to move
+        (``encode``d here; differentiable, as ``training.last_round`` fits them)."""
+        tokens, counts, g = encode(rows)
+        return self(torch.from_numpy(tokens), torch.from_numpy(counts), torch.from_numpy(g))
+
     @torch.no_grad()
     def values(self, rows: np.ndarray) -> np.ndarray:
-        """``(N,)`` values in points for the seat to move of position rows of deals in play."""
-        tokens, counts, g = encode(rows)
+        """``of_rows`` in evaluation mode, as numpy."""
         self.eval()
-        return self(torch.from_numpy(tokens), torch.from_numpy(counts), torch.from_numpy(g)).numpy()
+        return self.of_rows(rows).numpy()
 
     def to_dict(self) -> dict[str, Any]:
         """What ``load`` reads back: the shape, the rules and the weights."""
@@ -238,13 +243,14 @@ def afterstates(deal: Deal, moves: list[MaskMove]) -> list[Deal]:
 def move_values(net: LastRoundValue, deal: Deal, moves: list[MaskMove]) -> np.ndarray:
     """Each move's value in points for the seat to move in ``deal``: exact for a move that
     ends the deal, the network's (negated, the other seat moving next) for the others."""
-    me = deal.current_player
     children = afterstates(deal, moves)
     out = np.empty(len(moves))
-    live = [i for i, child in enumerate(children) if not child.is_over]
+    live = []
     for i, child in enumerate(children):
         if child.is_over:
-            out[i] = final_value(child, me)
+            out[i] = final_value(child, deal.current_player)
+        else:
+            live.append(i)
     if live:
         out[live] = -net.values(np.array([position(children[i]) for i in live], np.int64))
     return out
@@ -303,6 +309,9 @@ class LastRoundAgent:
         info = InfoState.from_observation(vector)
         if not in_last_round(info, vector):
             return int(self.base.act(observation))
+        return self._last_round(observation, vector, info)
+
+    def _last_round(self, observation: Observation, vector: np.ndarray, info: InfoState) -> int:
         moves = info.legal_moves(self.rules)
         if len(moves) == 1:
             return info.action(moves[0])
@@ -325,7 +334,8 @@ class LastRoundAgent:
                 for i in early:
                     actions[i] = self.base.act(_row(observations, masks, i))
         for i in np.flatnonzero(last):
-            actions[i] = self.act(_row(observations, masks, i))
+            observation = _row(observations, masks, i)
+            actions[i] = self._last_round(observation, observations[i], infos[i])
         return actions
 
     def __repr__(self) -> str:

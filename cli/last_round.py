@@ -9,9 +9,8 @@ from pathlib import Path
 
 from agents.last_round import LastRoundValue
 from cli.rules_args import add_rules_arguments, rules_from_args
-from scopa_env.errors import CheckpointError
+from training.imitation import read_tasks
 from training.last_round import afterstates_of, fit, regret, save
-from training.warm_start import Decisions, read_decisions
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -41,8 +40,8 @@ def run(args: argparse.Namespace) -> int:
         raise SystemExit("--epochs and --batch-size must be positive, --learning-rate above 0")
     rules = rules_from_args(args)
     start = time.perf_counter()
-    data = afterstates_of(_read(args.tasks), rules)
-    held = afterstates_of(_read([args.held]), rules) if args.held else None
+    data = afterstates_of(read_tasks(*args.tasks), rules)
+    held = afterstates_of(read_tasks(args.held), rules) if args.held else None
     print(
         f"{data.decisions:,} last-round decisions ({len(data.rows):,} moves) read in "
         f"{time.perf_counter() - start:.0f} s" + (f"; {held.decisions:,} held out" if held else "")
@@ -61,13 +60,3 @@ def run(args: argparse.Namespace) -> int:
     mean, half = regret(net, data)
     print(f"regret on the decisions fitted: {mean:.4f} ± {half:.4f}; saved {args.out}")
     return 0
-
-
-def _read(folders: list[Path]) -> Decisions:
-    paths = []
-    for folder in folders:
-        found = sorted(folder.glob("task_*.npz"))
-        if not found:
-            raise CheckpointError(f"{folder} holds no warm-start tasks (task_*.npz)")
-        paths += found
-    return read_decisions(paths)

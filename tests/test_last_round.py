@@ -252,6 +252,10 @@ def test_the_command_fits_and_saves_a_network(tmp_path: Path, capsys) -> None:
     printed = capsys.readouterr().out
     assert "held-out regret" in printed and f"saved {out}" in printed
     assert LastRoundValue.load(out).width == 8
+    # Tasks of several folders are read together.
+    small = ["--epochs", "1", "--width", "8", "--heads", "2", "--layers", "1"]
+    assert main(["last-round", "--tasks", str(tasks), str(tasks), "--out", str(out), *small]) == 0
+    assert capsys.readouterr().out.startswith(f"{2 * len(data.actions):,} last-round decisions")
     assert main(["last-round", "--tasks", str(tmp_path), "--out", str(out)]) != 0
     assert "holds no warm-start tasks" in capsys.readouterr().err
 

@@ -30,11 +30,15 @@ from scopa_env.errors import CheckpointError
 from training.warm_start import Decisions, read_decisions, search_regret
 
 
-def read_tasks(folder: Path) -> Decisions:
-    """Every ``task_*.npz`` in ``folder``, keeping the decisions with more than one legal action."""
-    paths = sorted(Path(folder).glob("task_*.npz"))
-    if not paths:
-        raise CheckpointError(f"{folder} holds no warm-start tasks (task_*.npz)")
+def read_tasks(*folders: Path) -> Decisions:
+    """Every ``task_*.npz`` in the folders, in order, keeping the decisions with more than one
+    legal action."""
+    paths = []
+    for folder in folders:
+        found = sorted(Path(folder).glob("task_*.npz"))
+        if not found:
+            raise CheckpointError(f"{folder} holds no warm-start tasks (task_*.npz)")
+        paths += found
     decisions = read_decisions(paths)
     choice = decisions.masks.sum(axis=1) > 1
     return Decisions._make(None if column is None else column[choice] for column in decisions)

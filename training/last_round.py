@@ -23,7 +23,7 @@ import numpy as np
 import torch
 
 from agents.deal_value import POSITION_FIELDS, position
-from agents.last_round import LastRoundValue, afterstates, encode, final_value, in_last_round
+from agents.last_round import LastRoundValue, afterstates, final_value, in_last_round
 from agents.seats import SeatView
 from evaluation.records import atomic_path
 from scopa_env.info_state import InfoState
@@ -118,11 +118,8 @@ class _Batches:
         value = torch.from_numpy(data.exact[rows])
         live = np.flatnonzero(np.isnan(data.exact[rows]))
         if len(live):
-            tokens, counts, g = encode(data.rows[rows[live]])
-            value = value.index_put(
-                (torch.from_numpy(live),),
-                -net(torch.from_numpy(tokens), torch.from_numpy(counts), torch.from_numpy(g)),
-            )
+            live_rows = data.rows[rows[live]]
+            value = value.index_put((torch.from_numpy(live),), -net.of_rows(live_rows))
         best = torch.full((len(pairs),), -torch.inf)
         return best.scatter_reduce(0, local, value, "amax")
 
