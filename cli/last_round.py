@@ -1,11 +1,17 @@
 """``scopa last-round``: fit the network ``last_round`` plays the last round by, from a search's
-saved decisions (``training.last_round`` documents the fit)."""
+saved decisions (``training.last_round`` documents the fit).
+
+The fit saves itself after each epoch beside ``--out`` (``NAME.fit.pt``); the same command run
+again after a stop carries on from there, and the file goes once the network is written.
+"""
 
 from __future__ import annotations
 
 import argparse
 import time
 from pathlib import Path
+
+import torch
 
 from agents.last_round import LastRoundValue
 from cli.rules_args import add_rules_arguments, rules_from_args
@@ -46,7 +52,20 @@ def run(args: argparse.Namespace) -> int:
         f"{data.decisions:,} last-round decisions ({len(data.rows):,} moves) read in "
         f"{time.perf_counter() - start:.0f} s" + (f"; {held.decisions:,} held out" if held else "")
     )
+    torch.manual_seed(args.seed)
     net = LastRoundValue(args.width, args.layers, args.heads, rules)
+    progress = args.out.with_suffix(".fit.pt")
+    identity = {
+        "tasks": [str(folder.resolve()) for folder in args.tasks],
+        "epochs": args.epochs,
+        "batch_size": args.batch_size,
+        "learning_rate": args.learning_rate,
+        "width": args.width,
+        "layers": args.layers,
+        "heads": args.heads,
+        "seed": args.seed,
+        "rules": rules.to_dict(),
+    }
 
     def report(epoch: int, loss: float) -> None:
         line = f"epoch {epoch + 1}: loss {loss:.4f}"
@@ -55,8 +74,14 @@ def run(args: argparse.Namespace) -> int:
             line += f", held-out regret {mean:.4f} ± {half:.4f} points/decision"
         print(f"{line} ({time.perf_counter() - start:.0f} s)", flush=True)
 
-    fit(data, net, args.epochs, args.batch_size, args.learning_rate, args.seed, report)
+    if progress.is_file():
+        print(f"carrying on the fit saved in {progress}")
+    fit(
+        data, net, args.epochs, args.batch_size, args.learning_rate, args.seed, report,
+        progress, identity,
+    )  # fmt: skip
     save(net, args.out)
+    progress.unlink()
     mean, half = regret(net, data)
     print(f"regret on the decisions fitted: {mean:.4f} ± {half:.4f}; saved {args.out}")
     return 0

@@ -235,6 +235,42 @@ def test_fitting_lowers_the_regret_on_the_decisions_fitted() -> None:
     assert after_fit < before / 2 and half >= 0
 
 
+class _Stop(Exception):
+    pass
+
+
+def _fitted(
+    progress: Path | None, stop_after: int | None = None, init: int = 0, **identity
+) -> LastRoundValue:
+    torch.manual_seed(init)
+    net = LastRoundValue(width=8, layers=1, heads=2)
+
+    def after(epoch: int, _loss: float) -> None:
+        if epoch == stop_after:
+            raise _Stop
+
+    fit(afterstates_of(decisions(), Rules()), net, 4, 8, 3e-3, 0, after, progress, identity)
+    return net
+
+
+def test_a_stopped_fit_carries_on_to_the_weights_of_an_unstopped_one(tmp_path: Path) -> None:
+    whole = _fitted(None)
+    progress = tmp_path / "net.fit.pt"
+    with pytest.raises(_Stop):
+        _fitted(progress, stop_after=1, epochs=4)
+    carried = _fitted(progress, init=1, epochs=4)  # other first weights: epochs 0-1 read back
+    for name, weights in whole.state_dict().items():
+        assert torch.equal(weights, carried.state_dict()[name]), name
+    assert torch.load(progress, weights_only=True)["epoch"] == 3
+    with pytest.raises(CheckpointError, match="epochs: 4 there, 5 here"):
+        _fitted(progress, epochs=5)
+    progress.write_bytes(b"cut short")
+    with pytest.warns(UserWarning, match="cannot be read"):
+        again = _fitted(progress, epochs=4)
+    for name, weights in whole.state_dict().items():
+        assert torch.equal(weights, again.state_dict()[name]), name
+
+
 def test_tasks_without_values_are_refused() -> None:
     data = decisions()._replace(values=None)
     with pytest.raises(ValueError, match="no search values"):
@@ -252,12 +288,17 @@ def test_the_command_fits_and_saves_a_network(tmp_path: Path, capsys) -> None:
     printed = capsys.readouterr().out
     assert "held-out regret" in printed and f"saved {out}" in printed
     assert LastRoundValue.load(out).width == 8
+    assert not out.with_suffix(".fit.pt").exists()  # the saved fit goes once the network is out
     # Tasks of several folders are read together.
     small = ["--epochs", "1", "--width", "8", "--heads", "2", "--layers", "1"]
     assert main(["last-round", "--tasks", str(tasks), str(tasks), "--out", str(out), *small]) == 0
     assert capsys.readouterr().out.startswith(f"{2 * len(data.actions):,} last-round decisions")
     assert main(["last-round", "--tasks", str(tmp_path), "--out", str(out)]) != 0
     assert "holds no warm-start tasks" in capsys.readouterr().err
+    # A stopped fit of other arguments is refused rather than mixed in.
+    torch.save({"identity": {"epochs": 7}}, out.with_suffix(".fit.pt"))
+    assert main(["last-round", "--tasks", str(tasks), "--out", str(out), *small]) != 0
+    assert "a stopped fit of other arguments (" in capsys.readouterr().err
 
 
 def test_the_shipped_network_takes_the_sweep_the_solver_takes() -> None:

@@ -10,14 +10,18 @@ value of the position for the other seat; exact where the move ends the deal) ma
 search's. The loss is on each decision's values less their mean, as only the order of a
 decision's moves decides the play, plus a twentieth of the plain squared error to anchor the
 level. ``regret`` is what the network's pick gives up by the search's values, the figure
-``scopa imitation`` reports for a policy network.
+``scopa imitation`` reports for a policy network. Given a ``progress`` file, ``fit`` saves
+itself there after each epoch and a stopped fit carries on from its last saved epoch, ending
+with the weights an uninterrupted fit ends with.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -26,6 +30,7 @@ from agents.deal_value import POSITION_FIELDS, position
 from agents.last_round import LastRoundValue, afterstates, final_value, in_last_round
 from agents.seats import SeatView
 from evaluation.records import atomic_path
+from scopa_env.errors import CheckpointError
 from scopa_env.info_state import InfoState
 from scopa_env.rules import Rules
 from training.warm_start import Decisions, actions_toward
@@ -162,11 +167,20 @@ def fit(
     learning_rate: float,
     seed: int,
     after_epoch: Callable[[int, float], None] | None = None,
+    progress: Path | None = None,
+    identity: Mapping[str, Any] | None = None,
 ) -> float:
     """Train ``net`` on ``data`` (module doc), one-cycle learning rate; returns the last
-    epoch's mean loss. ``after_epoch(epoch, loss)`` is called after each epoch."""
+    epoch's mean loss. ``after_epoch(epoch, loss)`` is called after each epoch.
+
+    With ``progress``, the fit's whole state is written there atomically after each epoch, and
+    a fit that finds one there carries on after its epoch. ``identity`` (the arguments that
+    shape the fit) is saved with it; a saved fit of another identity is refused, naming what
+    differs. A file that cannot be read is warned about and the fit starts over.
+    """
     if data.decisions == 0:
         raise ValueError("no decision of the last round to fit")
+    identity = dict(identity or {})
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     batches = _Batches(data)
@@ -176,8 +190,16 @@ def fit(
     schedule = torch.optim.lr_scheduler.OneCycleLR(
         optimizer, learning_rate, total_steps=epochs * steps_per_epoch
     )
-    mean_loss = float("nan")
-    for epoch in range(epochs):
+    mean_loss, first = float("nan"), 0
+    saved = _saved_fit(progress, identity) if progress is not None else None
+    if saved is not None:
+        net.load_state_dict(saved["net"])
+        optimizer.load_state_dict(saved["optimizer"])
+        schedule.load_state_dict(saved["schedule"])
+        torch.set_rng_state(saved["torch_rng"])
+        rng.bit_generator.state = saved["numpy_rng"]
+        mean_loss, first = saved["loss"], saved["epoch"] + 1
+    for epoch in range(first, epochs):
         net.train()
         order = rng.permutation(data.decisions)
         total = 0.0
@@ -191,9 +213,43 @@ def fit(
             schedule.step()
             total += loss.item()
         mean_loss = total / steps_per_epoch
+        if progress is not None:
+            state = {
+                "identity": identity,
+                "epoch": epoch,
+                "loss": mean_loss,
+                "net": net.state_dict(),
+                "optimizer": optimizer.state_dict(),
+                "schedule": schedule.state_dict(),
+                "torch_rng": torch.get_rng_state(),
+                "numpy_rng": rng.bit_generator.state,
+            }
+            progress.parent.mkdir(parents=True, exist_ok=True)
+            with atomic_path(progress) as tmp:
+                torch.save(state, tmp)
         if after_epoch is not None:
             after_epoch(epoch, mean_loss)
     return mean_loss
+
+
+def _saved_fit(progress: Path, identity: dict[str, Any]) -> dict[str, Any] | None:
+    """The fit saved at ``progress``, if any and readable; refused if of another identity."""
+    if not progress.is_file():
+        return None
+    try:
+        saved: dict[str, Any] = torch.load(progress, map_location="cpu", weights_only=True)
+        found = saved["identity"]
+    except Exception as error:  # noqa: BLE001 - torch raises many kinds for a bad file
+        warnings.warn(f"{progress} cannot be read ({error}); fitting from the start", stacklevel=3)
+        return None
+    differ = sorted(k for k in identity.keys() | found.keys() if identity.get(k) != found.get(k))
+    if differ:
+        shown = ", ".join(f"{k}: {found.get(k)} there, {identity.get(k)} here" for k in differ)
+        raise CheckpointError(
+            f"{progress} holds a stopped fit of other arguments ({shown}); run it with the same "
+            "arguments, or delete the file to start over"
+        )
+    return saved
 
 
 def save(net: LastRoundValue, path: Path) -> None:
