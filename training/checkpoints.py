@@ -8,7 +8,7 @@ import os
 import random
 import shutil
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -71,6 +71,13 @@ class RunState:
         np.random.set_state(saved["numpy"])  # noqa: NPY002
         torch.set_rng_state(saved["torch"])
         return state
+
+
+def identity_differences(found: Mapping[str, Any], expected: Mapping[str, Any]) -> str:
+    """What a stopped run's saved identity and this run's differ in, ``key: A there, B here``
+    for each key in sorted order; empty when they agree."""
+    keys = sorted(k for k in found.keys() | expected.keys() if found.get(k) != expected.get(k))
+    return ", ".join(f"{k}: {found.get(k)} there, {expected.get(k)} here" for k in keys)
 
 
 def seed_everything(seed: int) -> None:

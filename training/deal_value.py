@@ -49,6 +49,7 @@ from evaluation.records import atomic_path, folder_lock, library_versions, write
 from evaluation.workers import WorkerPool
 from scopa_env.errors import ScopaError
 from scopa_env.rules import Rules
+from training.checkpoints import identity_differences
 from training.config import ConfigError, Section
 
 #: The output folder's weights (``agents.deal_value.SHIPPED`` is this file in the shipped one).
@@ -164,9 +165,8 @@ class Progress:
         identity = folder / "config.yaml"
         if identity.is_file():
             found = yaml.safe_load(identity.read_text()) or {}
-            differ = sorted(k for k in fixed.keys() | found.keys() if fixed.get(k) != found.get(k))
-            if differ:
-                shown = ", ".join(f"{k}: {found.get(k)} there, {fixed.get(k)} here" for k in differ)
+            shown = identity_differences(found, fixed)
+            if shown:
                 raise ConfigError(
                     f"{folder} holds a stopped run of another config ({shown}); run it with "
                     "the same config, or delete the folder to start over"

@@ -33,6 +33,7 @@ from evaluation.records import atomic_path
 from scopa_env.errors import CheckpointError
 from scopa_env.info_state import InfoState
 from scopa_env.rules import Rules
+from training.checkpoints import identity_differences
 from training.warm_start import Decisions, actions_toward
 
 
@@ -242,9 +243,8 @@ def _saved_fit(progress: Path, identity: dict[str, Any]) -> dict[str, Any] | Non
     except Exception as error:  # noqa: BLE001 - torch raises many kinds for a bad file
         warnings.warn(f"{progress} cannot be read ({error}); fitting from the start", stacklevel=3)
         return None
-    differ = sorted(k for k in identity.keys() | found.keys() if identity.get(k) != found.get(k))
-    if differ:
-        shown = ", ".join(f"{k}: {found.get(k)} there, {identity.get(k)} here" for k in differ)
+    shown = identity_differences(found, identity)
+    if shown:
         raise CheckpointError(
             f"{progress} holds a stopped fit of other arguments ({shown}); run it with the same "
             "arguments, or delete the file to start over"
