@@ -289,6 +289,13 @@ def test_the_command_fits_and_saves_a_network(tmp_path: Path, capsys) -> None:
     assert "held-out regret" in printed and f"saved {out}" in printed
     assert LastRoundValue.load(out).width == 8
     assert not out.with_suffix(".fit.pt").exists()  # the saved fit goes once the network is out
+    # --seed fixes the first weights too, so the same command fits the same network again.
+    again = tmp_path / "again.pt"
+    shape = ["--epochs", "2", "--width", "8", "--heads", "2", "--layers", "1"]
+    assert main([*args[:-1], str(again), *shape]) == 0
+    first, second = LastRoundValue.load(out).state_dict(), LastRoundValue.load(again).state_dict()
+    assert all(torch.equal(first[name], second[name]) for name in first)
+    capsys.readouterr()
     # Tasks of several folders are read together.
     small = ["--epochs", "1", "--width", "8", "--heads", "2", "--layers", "1"]
     assert main(["last-round", "--tasks", str(tasks), str(tasks), "--out", str(out), *small]) == 0
