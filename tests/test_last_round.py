@@ -264,11 +264,15 @@ def test_a_stopped_fit_carries_on_to_the_weights_of_an_unstopped_one(tmp_path: P
     assert torch.load(progress, weights_only=True)["epoch"] == 3
     with pytest.raises(CheckpointError, match="epochs: 4 there, 5 here"):
         _fitted(progress, epochs=5)
-    progress.write_bytes(b"cut short")
-    with pytest.warns(UserWarning, match="cannot be read"):
-        again = _fitted(progress, epochs=4)
-    for name, weights in whole.state_dict().items():
-        assert torch.equal(weights, again.state_dict()[name]), name
+    for broken in (b"cut short", None):
+        if broken is None:  # readable, of this fit's identity, without its weights
+            torch.save({"identity": {"epochs": 4}, "epoch": 1}, progress)
+        else:
+            progress.write_bytes(broken)
+        with pytest.warns(UserWarning, match="is not a saved fit"):
+            again = _fitted(progress, epochs=4)
+        for name, weights in whole.state_dict().items():
+            assert torch.equal(weights, again.state_dict()[name]), name
 
 
 def test_tasks_without_values_are_refused() -> None:

@@ -225,35 +225,45 @@ def fit(
                 "torch_rng": torch.get_rng_state(),
                 "numpy_rng": rng.bit_generator.state,
             }
-            progress.parent.mkdir(parents=True, exist_ok=True)
-            with atomic_path(progress) as tmp:
-                torch.save(state, tmp)
+            save(state, progress)
         if after_epoch is not None:
             after_epoch(epoch, mean_loss)
     return mean_loss
 
 
+#: What ``fit`` saves after each epoch.
+_FIT_STATE = {"identity", "epoch", "loss", "net", "optimizer", "schedule", "torch_rng", "numpy_rng"}
+
+
 def _saved_fit(progress: Path, identity: dict[str, Any]) -> dict[str, Any] | None:
-    """The fit saved at ``progress``, if any and readable; refused if of another identity."""
+    """The fit saved at ``progress``, if any: refused if of another identity, warned about and
+    passed over if unreadable or incomplete."""
     if not progress.is_file():
         return None
     try:
-        saved: dict[str, Any] = torch.load(progress, map_location="cpu", weights_only=True)
-        found = saved["identity"]
+        saved = torch.load(progress, map_location="cpu", weights_only=True)
+        missing = sorted(_FIT_STATE - saved.keys())
     except Exception as error:  # noqa: BLE001 - torch raises many kinds for a bad file
-        warnings.warn(f"{progress} cannot be read ({error}); fitting from the start", stacklevel=3)
-        return None
-    shown = identity_differences(found, identity)
+        saved, missing = {}, [f"a readable file ({type(error).__name__})"]
+    found = saved.get("identity")
+    shown = identity_differences(found, identity) if isinstance(found, dict) else ""
     if shown:
         raise CheckpointError(
             f"{progress} holds a stopped fit of other arguments ({shown}); run it with the same "
             "arguments, or delete the file to start over"
         )
-    return saved
+    if missing:
+        warnings.warn(
+            f"{progress} is not a saved fit (no {', '.join(missing)}); fitting from the start",
+            stacklevel=3,
+        )
+        return None
+    return dict(saved)
 
 
-def save(net: LastRoundValue, path: Path) -> None:
-    """Write the network where ``LastRoundValue.load`` reads it, atomically."""
+def save(net: LastRoundValue | dict[str, Any], path: Path) -> None:
+    """Write the network where ``LastRoundValue.load`` reads it (or a fit's state where
+    ``fit`` reads it back), atomically."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with atomic_path(path) as tmp:
-        torch.save(net.to_dict(), tmp)
+        torch.save(net.to_dict() if isinstance(net, LastRoundValue) else net, tmp)
