@@ -57,6 +57,7 @@ def run(args: argparse.Namespace) -> int:
     progress = args.out.with_suffix(".fit.pt")
     identity = {
         "tasks": [str(folder.resolve()) for folder in args.tasks],
+        "decisions": data.decisions,  # a folder whose tasks changed since is another fit
         "epochs": args.epochs,
         "batch_size": args.batch_size,
         "learning_rate": args.learning_rate,

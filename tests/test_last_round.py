@@ -312,6 +312,33 @@ def test_the_command_fits_and_saves_a_network(tmp_path: Path, capsys) -> None:
     assert "a stopped fit of other arguments (" in capsys.readouterr().err
 
 
+def test_a_stopped_fit_of_tasks_that_changed_since_is_refused(
+    tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = decisions()
+    tasks = tmp_path / "tasks"
+    tasks.mkdir()
+    np.savez(tasks / "task_0000.npz", **data._asdict())
+    out = tmp_path / "last_round.pt"
+    args = ["last-round", "--tasks", str(tasks), "--out", str(out), "--epochs", "1"]
+    args += ["--width", "8", "--heads", "2", "--layers", "1"]
+
+    def stopped(net: object, path: Path) -> None:
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patch:
+        patch.setattr("cli.last_round.save", stopped)
+        assert main(args) != 0  # stopped before the network was written
+    assert "stopped by SIGINT" in capsys.readouterr().err
+    assert out.with_suffix(".fit.pt").is_file()
+    np.savez(tasks / "task_0001.npz", **data._asdict())  # the collection went on meanwhile
+    capsys.readouterr()
+    assert main(args) != 0
+    err = capsys.readouterr().err
+    assert "a stopped fit of other arguments (" in err and "decisions" in err
+    assert not out.exists()
+
+
 def test_the_shipped_network_takes_the_sweep_the_solver_takes() -> None:
     # As in test_warm_start_alphabeta: 5B sweeps 3C+2S and wins 5 points to 0; trailing AB
     # leaves 3+2+1 for 6S to sweep, 4 points to 1.
