@@ -281,11 +281,17 @@ def test_tasks_without_values_are_refused() -> None:
         afterstates_of(data, Rules())
 
 
-def test_the_command_fits_and_saves_a_network(tmp_path: Path, capsys) -> None:
-    data = decisions()
+def task_folder(tmp_path: Path) -> Path:
+    """A folder of one warm-start task holding ``decisions()``."""
     tasks = tmp_path / "tasks"
     tasks.mkdir()
-    np.savez(tasks / "task_0000.npz", **data._asdict())
+    np.savez(tasks / "task_0000.npz", **decisions()._asdict())
+    return tasks
+
+
+def test_the_command_fits_and_saves_a_network(tmp_path: Path, capsys) -> None:
+    data = decisions()
+    tasks = task_folder(tmp_path)
     out = tmp_path / "net" / "last_round.pt"
     args = ["last-round", "--tasks", str(tasks), "--held", str(tasks), "--out", str(out)]
     assert main([*args, "--epochs", "2", "--width", "8", "--heads", "2", "--layers", "1"]) == 0
@@ -315,10 +321,7 @@ def test_the_command_fits_and_saves_a_network(tmp_path: Path, capsys) -> None:
 def test_a_stopped_fit_of_tasks_that_changed_since_is_refused(
     tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    data = decisions()
-    tasks = tmp_path / "tasks"
-    tasks.mkdir()
-    np.savez(tasks / "task_0000.npz", **data._asdict())
+    tasks = task_folder(tmp_path)
     out = tmp_path / "last_round.pt"
     args = ["last-round", "--tasks", str(tasks), "--out", str(out), "--epochs", "1"]
     args += ["--width", "8", "--heads", "2", "--layers", "1"]
@@ -331,11 +334,12 @@ def test_a_stopped_fit_of_tasks_that_changed_since_is_refused(
         assert main(args) != 0  # stopped before the network was written
     assert "stopped by SIGINT" in capsys.readouterr().err
     assert out.with_suffix(".fit.pt").is_file()
-    np.savez(tasks / "task_0001.npz", **data._asdict())  # the collection went on meanwhile
-    capsys.readouterr()
+    np.savez(tasks / "task_0001.npz", **decisions()._asdict())  # the collection went on
     assert main(args) != 0
+    fitted = afterstates_of(decisions(), Rules()).decisions
     err = capsys.readouterr().err
-    assert "a stopped fit of other arguments (" in err and "decisions" in err
+    assert "a stopped fit of other arguments (" in err
+    assert f"decisions: {fitted} there, {2 * fitted} here" in err
     assert not out.exists()
 
 
