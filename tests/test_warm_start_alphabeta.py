@@ -64,7 +64,7 @@ def test_a_single_legal_move_is_not_valued() -> None:
 
 def test_collected_decisions_carry_the_values_the_teacher_chose_by() -> None:
     config = load_config("configs/full_alphabeta.yaml")
-    env, teacher = warm_start_task(config, 0)
+    env, teacher, _ = warm_start_task(config, 0)
     assert isinstance(teacher, AlphaBetaAgent) and isinstance(
         with_values(teacher), MoveValueTeacher
     )

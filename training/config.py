@@ -222,6 +222,14 @@ class WarmStartConfig(Section):
     #: ``clone.zip``, with the same ``ppo`` network) whose weights the cloning starts from
     #: instead of fresh ones: the teacher's decisions fine-tune it.
     finetune_from: str | None = Field(default=None, min_length=1)
+    #: ``null``: the teacher plays the decisions it is cloned on. A player (a name ``scopa
+    #: eval`` takes, such as ``pretrained``, or a saved model's path): that player plays the
+    #: seat, and at each of its decisions the teacher's move and values are recorded, so the
+    #: learner is taught on the positions its own play reaches (DAgger). With
+    #: ``finetune_from``, the same network here makes a round of DAgger.
+    rollin: str | None = Field(default=None, min_length=1)
+    #: The roll-in player's own options (its constructor's keywords).
+    rollin_options: dict[str, int | float | bool | str] = Field(default_factory=dict)
     #: With ``ppo.oracle_critic``: the starting point (the clone) then plays this many
     #: decisions against the pool, sampling its moves, and the critic alone is fitted to
     #: their returns for ``critic_epochs`` (batches of ``batch_size`` at ``learning_rate``),
@@ -268,6 +276,39 @@ class WarmStartConfig(Section):
                     f"{key} needs a teacher that values its moves ({', '.join(SEARCH_TEACHERS)}); "
                     f"the teacher is {self.teacher!r}"
                 )
+        return self
+
+    @model_validator(mode="after")
+    def _rollin_is_a_player(self) -> WarmStartConfig:
+        if self.rollin is None:
+            if self.rollin_options:
+                raise ValueError("rollin_options are given but there is no rollin player")
+            return self
+        if self.teacher is None or self.init_from is not None:
+            raise ValueError(
+                f"rollin={self.rollin!r} plays while a teacher is recorded: set warm_start.teacher "
+                "(and no init_from, which collects nothing)"
+            )
+        from agents import AGENTS, check_options
+        from agents.policy import SHIPPED_CHECKPOINTS, PolicyAgent, checkpoint_path
+        from scopa_env.errors import PlayerError
+
+        if self.rollin in AGENTS:
+            factory = AGENTS[self.rollin]
+        elif checkpoint_path(self.rollin).is_file():
+            factory = PolicyAgent
+        else:
+            raise ValueError(
+                f"rollin={self.rollin!r} is neither a player ({', '.join(sorted(AGENTS))}, "
+                f"{', '.join(SHIPPED_CHECKPOINTS)}) nor a saved model's path"
+            )
+        for key in ("rules", "seed"):
+            if key in self.rollin_options:
+                raise ValueError(f"rollin_options: {key} comes from the run's config")
+        try:
+            check_options(factory, self.rollin, dict(self.rollin_options))
+        except PlayerError as error:
+            raise ValueError(f"rollin_options: {error}") from None
         return self
 
     @model_validator(mode="after")

@@ -312,9 +312,11 @@ def run_warm_start(
             seed=config.seed + 4,
             make_task=functools.partial(warm_start_task, config),
             folder=run_dir / "warm_start",
+            rollin=rollin_player(config, config.seed + 6),
         )
+    played = "" if cfg.rollin is None else f" where {cfg.rollin} played"
     print(
-        f"warm start: cloned {cfg.teacher} on {result.samples:,} decisions in "
+        f"warm start: cloned {cfg.teacher}{played} on {result.samples:,} decisions in "
         f"{result.seconds:.0f} s, {100 * result.accuracy:.1f}% agreement where there is a choice"
     )
     return {"samples": result.samples, "accuracy": result.accuracy, "seconds": result.seconds}
@@ -328,8 +330,19 @@ def saved_model(name: str) -> Path:
     return checkpoint_path(name)
 
 
-def warm_start_task(config: TrainConfig, index: int) -> tuple[Any, Any]:
-    """Task ``index`` of a warm start in workers: its own environments, pool draws and teacher.
+def rollin_player(config: TrainConfig, seed: int) -> Any | None:
+    """The player ``warm_start.rollin`` names, or ``None`` where the teacher plays."""
+    from agents import make_agent
+
+    cfg = config.warm_start
+    if cfg.rollin is None:
+        return None
+    return make_agent(cfg.rollin, rules=config.resolved_rules(), seed=seed, **cfg.rollin_options)
+
+
+def warm_start_task(config: TrainConfig, index: int) -> tuple[Any, Any, Any]:
+    """Task ``index`` of a warm start in workers: its own environments, pool draws, teacher and
+    roll-in player (``None`` without ``warm_start.rollin``).
 
     One environment per self-play group, so each task meets as many opponents as the training
     environment does; seeds come from the run's seed and the task's index alone.
@@ -345,7 +358,7 @@ def warm_start_task(config: TrainConfig, index: int) -> tuple[Any, Any]:
     teacher = make_agent(
         cfg.teacher, rules=config.resolved_rules(), seed=seed + 3, **cfg.teacher_options
     )
-    return make_training_env(task, pool), teacher
+    return make_training_env(task, pool), teacher, rollin_player(config, seed + 6)
 
 
 def policy_class(config: TrainConfig) -> Any:

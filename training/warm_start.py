@@ -17,6 +17,12 @@ The search also says how good it found each move it tried, and two options use t
   much as a blunder; regret weighs each decision by its stakes. The last round of a deal, where
   the cards left decide whole points, is where this matters most.
 
+The teacher plays the positions it reaches itself, which are not the learner's: a clone that
+errs meets positions the teacher never showed it. With ``rollin``, another player (the learner
+as it is, say) plays the seat and the teacher only says at each of its decisions what it would
+play and how it values each move: DAgger (Ross, Gordon and Bagnell, 2011), whose rounds teach
+the learner where its own play leads.
+
 The alpha-beta player scores every legal move too (``move_values``, totals over its sampled
 deals); ``MoveValueTeacher`` turns those into the same per-action values, so it can teach with
 either option at a fourteenth of the search's time. So does the rollout player, which improves
@@ -74,6 +80,37 @@ def teacher_actions(teacher: Any, obs: np.ndarray, masks: np.ndarray) -> np.ndar
     )
 
 
+def per_game(agent: Any, rows: int) -> list[Any]:
+    """``agent`` for every game of a batch of ``rows``, or one ``fork`` of it per game when
+    its choice depends on the deal's earlier observations (``follows_deal``)."""
+    if rows > 1 and getattr(agent, "follows_deal", False):
+        seeds = agent.rng.integers(2**63, size=rows)
+        return [agent.fork(int(seed)) for seed in seeds]
+    return [agent]
+
+
+class RollIn:
+    """The player whose moves are played in the learner's seat while a teacher is recorded,
+    one ``fork`` a game where it follows the deal (``per_game``)."""
+
+    def __init__(self, agent: Any, rows: int) -> None:
+        self.players = per_game(agent, rows)
+
+    def actions(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        if len(self.players) == 1:
+            return teacher_actions(self.players[0], obs, masks)
+        if len(self.players) != len(masks):
+            raise ValueError(
+                f"this player follows {len(self.players)} games, one a row: got {len(masks)} rows"
+            )
+        return np.array(
+            [
+                player.act({"observation": o, "action_mask": m.astype(np.int8)})
+                for player, o, m in zip(self.players, obs, masks, strict=True)
+            ]
+        )
+
+
 class MoveValueTeacher:
     """A player with ``move_values`` (``agents.alphabeta``, ``agents.rollout``) as a teacher
     that reports values.
@@ -95,11 +132,7 @@ class MoveValueTeacher:
 
     def __init__(self, agent: Any, rows: int = 1) -> None:
         self._seen: tuple[InfoState, list[MaskMove], list[int]] | None = None
-        if rows > 1 and getattr(agent, "follows_deal", False):
-            seeds = agent.rng.integers(2**63, size=rows)
-            self.players = [agent.fork(int(seed)) for seed in seeds]
-        else:
-            self.players = [agent]
+        self.players = per_game(agent, rows)
         for player in self.players:
             player.move_values = self._recording(player.move_values)
 
@@ -153,16 +186,21 @@ def with_values(teacher: Any, rows: int = 1) -> Any:
     return teacher
 
 
-def collect(env: Any, teacher: Any, samples: int, gamma: float) -> Decisions:
+def collect(
+    env: Any, teacher: Any, samples: int, gamma: float, rollin: Any | None = None
+) -> Decisions:
     """The teacher plays the learner's seat; returns its decisions.
 
     Returns are discounted sums of the environment's rewards to the end of each episode;
     decisions whose episode was still running when collection stopped are dropped. A teacher
     with ``act_batch_with_values`` (the search player) also gives its values of each action,
-    as does one with ``move_values`` (``with_values``).
+    as does one with ``move_values`` (``with_values``). With ``rollin``, a player, that player
+    plays the seat instead: each decision holds the position it reached, the teacher's action
+    and values there, and the return of the roll-in's play from there.
     """
     n = env.num_envs
     teacher = with_values(teacher, n)
+    roll = None if rollin is None else RollIn(rollin, n)
     steps = -(-samples // n)
     obs_buf = np.zeros((steps, n, env.observation_space.shape[0]), np.float32)
     mask_buf = np.zeros((steps, n, NUM_ACTIONS), bool)
@@ -184,7 +222,8 @@ def collect(env: Any, teacher: Any, samples: int, gamma: float) -> Decisions:
         else:
             actions = teacher_actions(teacher, obs[:, :seen], masks)
         obs_buf[t], mask_buf[t], act_buf[t] = obs, masks, actions
-        obs, rew_buf[t], done_buf[t], _ = env.step(actions)
+        played = actions if roll is None else roll.actions(obs[:, :seen], masks)
+        obs, rew_buf[t], done_buf[t], _ = env.step(played)
     returns = np.zeros((steps, n), np.float32)
     valid = np.zeros((steps, n), bool)
     running = np.zeros(n, np.float32)
@@ -323,7 +362,7 @@ def _values_and_log_probs(
 
 
 def collect_in_tasks(
-    make_task: Callable[[int], tuple[Any, Any]],
+    make_task: Callable[[int], tuple[Any, Any, Any]],
     samples: int,
     task_samples: int,
     gamma: float,
@@ -333,9 +372,10 @@ def collect_in_tasks(
 ) -> Decisions:
     """``collect`` split into tasks of ``task_samples`` run by ``workers`` processes or on Ray.
 
-    ``make_task(i)`` builds task ``i``'s environment and teacher with the task's own seeds, so
-    the data do not depend on the number of workers nor on where they ran (``ray``: ``"local"``
-    or a cluster's address, ``evaluation.ray_backend``). Each task's data come back to this
+    ``make_task(i)`` builds task ``i``'s environment, teacher and roll-in player (``None``: the
+    teacher plays) with the task's own seeds, so the data do not depend on the number of
+    workers nor on where they ran (``ray``: ``"local"`` or a cluster's address,
+    ``evaluation.ray_backend``). Each task's data come back to this
     process, which saves them to ``folder/task_NNNN.npz`` as the task finishes (so a cluster
     needs no shared disk) and reads them back instead of playing again, so an interrupted
     collection continues where it stopped: a Ctrl-C or SIGTERM cancels the queued tasks and
@@ -373,18 +413,18 @@ def read_decisions(paths: list[Path]) -> Decisions:
 
 
 def _collect_task(
-    make_task: Callable[[int], tuple[Any, Any]],
+    make_task: Callable[[int], tuple[Any, Any, Any]],
     index: int,
     samples: int,
     gamma: float,
 ) -> dict[str, np.ndarray]:
     torch.set_num_threads(1)
-    env, teacher = make_task(index)
+    env, teacher, rollin = make_task(index)
     # One BLAS thread, as the tasks fill every core: idle BLAS threads spin after each
     # product, and a teacher that values many leaves a decision (``alphabeta_value``) does
     # many of them (``evaluation.harness.play_game`` has the figures).
     with threadpool_limits(limits=1, user_api="blas"):
-        decisions = collect(env, teacher, samples, gamma)
+        decisions = collect(env, teacher, samples, gamma, rollin)
     return {k: v for k, v in decisions._asdict().items() if v is not None}
 
 
@@ -394,18 +434,19 @@ def warm_start(
     teacher: Any,
     config: Any,
     seed: int,
-    make_task: Callable[[int], tuple[Any, Any]] | None = None,
+    make_task: Callable[[int], tuple[Any, Any, Any]] | None = None,
     folder: Path | None = None,
+    rollin: Any | None = None,
 ) -> WarmStartResult:
     """Collect the teacher's play and clone it into ``model.policy``.
 
-    The teacher plays in ``env``, or, when ``config.workers`` is set, in the tasks that
-    ``make_task`` builds (see ``collect_in_tasks``), saved in ``folder``; with ``config.ray``
-    the tasks run on Ray.
+    The teacher plays in ``env`` (or ``rollin`` plays and the teacher is recorded), or, when
+    ``config.workers`` is set, in the tasks that ``make_task`` builds (see
+    ``collect_in_tasks``), saved in ``folder``; with ``config.ray`` the tasks run on Ray.
     """
     start = time.perf_counter()
     if config.workers is None:
-        data = collect(env, teacher, config.samples, model.gamma)
+        data = collect(env, teacher, config.samples, model.gamma, rollin)
     else:
         if make_task is None or folder is None:
             raise ValueError("collecting with workers needs make_task and folder")
