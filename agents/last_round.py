@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
 import torch
@@ -72,7 +72,7 @@ TOKEN_FEATURES = 18
 GLOBAL_FEATURES = 322
 #: The primiera values, lowest first: a suit's best card buckets to its index plus one.
 _PRIMIERA_VALUES = sorted({BEST_PRIMIERA[1 << rank] for rank in range(10)})
-_BUCKET = np.array(
+PRIMIERA_BUCKET = np.array(
     [0 if bits == 0 else _PRIMIERA_VALUES.index(BEST_PRIMIERA[bits]) + 1 for bits in range(1024)]
 )
 _BEST = np.array(BEST_PRIMIERA, np.float32)
@@ -80,14 +80,14 @@ _RANK = CAPTURE_VALUE.astype(np.int64) - 1
 _CARD_PRIMIERA = np.array([BEST_PRIMIERA[1 << (c % 10)] for c in range(NUM_CARDS)], np.float32)
 
 
-def _bits(masks: np.ndarray) -> np.ndarray:
+def card_bits(masks: np.ndarray) -> np.ndarray:
     """``(N, 40)`` 0/1 of ``(N,)`` card masks."""
     return (masks[:, None] >> np.arange(NUM_CARDS, dtype=np.int64)) & 1
 
 
 def _count(masks: np.ndarray) -> np.ndarray:
     """``(N,)`` cards in each of ``(N,)`` card masks."""
-    return _bits(masks).sum(axis=1)
+    return card_bits(masks).sum(axis=1)
 
 
 def _one_hot(out: np.ndarray, start: int, index: np.ndarray, size: int) -> None:
@@ -101,7 +101,9 @@ def encode(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     rows = np.atleast_2d(np.asarray(rows, np.int64))
     n = len(rows)
     mine_hand, other_hand, table, mine, other = (rows[:, i] for i in range(5))
-    where = np.stack([_bits(mine_hand), _bits(other_hand), _bits(table)], axis=1)  # (N, 3, 40)
+    where = np.stack(
+        [card_bits(mine_hand), card_bits(other_hand), card_bits(table)], axis=1
+    )  # (N, 3, 40)
     in_play = where.any(axis=1)
     counts = in_play.sum(axis=1)
     tokens = np.zeros((n, max(int(counts.max(initial=0)), 1), TOKEN_FEATURES), np.float32)
@@ -121,7 +123,7 @@ def encode(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     _one_hot(g, 93, coins[1], 11)
     for k, masks in enumerate((mine, other, mine_hand, other_hand, table)):
         for suit in range(4):
-            _one_hot(g, 104 + 9 * (4 * k + suit), _BUCKET[masks >> (10 * suit) & 0x3FF], 9)
+            _one_hot(g, 104 + 9 * (4 * k + suit), PRIMIERA_BUCKET[masks >> (10 * suit) & 0x3FF], 9)
     scope_mine, scope_other, last = rows[:, 5], rows[:, 6], rows[:, 7]
     _one_hot(g, 284, scope_mine - scope_other + 4, 9)
     for k, masks in enumerate((mine, other, mine_hand | other_hand | table)):
@@ -150,14 +152,20 @@ class LastRoundValue(nn.Module):
         rules: the rules the values were learnt under; a player refuses others.
     """
 
+    #: What a saved network's ``format`` entry says.
+    FORMAT = FORMAT
+    #: The network ``load_for`` loads when given no path, if the project ships one.
+    SHIPPED: Path | None = SHIPPED
+    WHAT = "last-round network"
+
     def __init__(
         self, width: int = 64, layers: int = 2, heads: int = 4, rules: Rules | None = None
     ) -> None:
         super().__init__()
         if width < 1 or layers < 1 or heads < 1 or width % heads:
             raise ValueError(
-                f"LastRoundValue needs positive width, layers and heads, heads dividing width; "
-                f"got width={width}, layers={layers}, heads={heads}"
+                f"{type(self).__name__} needs positive width, layers and heads, heads dividing "
+                f"width; got width={width}, layers={layers}, heads={heads}"
             )
         self.width, self.layers, self.heads = width, layers, heads
         self.rules = rules or Rules()
@@ -184,6 +192,11 @@ class LastRoundValue(nn.Module):
         tokens, counts, g = encode(rows)
         return self(torch.from_numpy(tokens), torch.from_numpy(counts), torch.from_numpy(g))
 
+    def afterstate_values(self, rows: np.ndarray) -> torch.Tensor:
+        """``(N,)`` values of the afterstates ``rows`` for the seat that moved into them: the
+        other seat is to move in a last-round row, so its value negated."""
+        return -self.of_rows(rows)
+
     @torch.no_grad()
     def values(self, rows: np.ndarray) -> np.ndarray:
         """``of_rows`` in evaluation mode, as numpy."""
@@ -193,7 +206,7 @@ class LastRoundValue(nn.Module):
     def to_dict(self) -> dict[str, Any]:
         """What ``load`` reads back: the shape, the rules and the weights."""
         return {
-            "format": FORMAT,
+            "format": self.FORMAT,
             "width": self.width,
             "layers": self.layers,
             "heads": self.heads,
@@ -202,26 +215,38 @@ class LastRoundValue(nn.Module):
         }
 
     @classmethod
-    def load(cls, path: str | Path = SHIPPED) -> LastRoundValue:
+    def load(cls, path: str | Path) -> Self:
         """A network saved by ``training.last_round`` (``torch.save`` of ``to_dict``)."""
         path = Path(path)
+        what = cls.WHAT
         if not path.is_file():
-            raise CheckpointError(f"no last-round network at {path}")
+            raise CheckpointError(f"no {what} at {path}")
         try:
             saved = torch.load(path, map_location="cpu", weights_only=True)
         except Exception as error:  # torch raises whatever its zip or pickle reader raised
-            raise CheckpointError(
-                f"{path} is not a last-round network ({type(error).__name__})"
-            ) from None
-        if not isinstance(saved, dict) or saved.get("format") != FORMAT:
-            raise CheckpointError(f"{path} is not a last-round network (no {FORMAT!r} format)")
+            raise CheckpointError(f"{path} is not a {what} ({type(error).__name__})") from None
+        if not isinstance(saved, dict) or saved.get("format") != cls.FORMAT:
+            raise CheckpointError(f"{path} is not a {what} (no {cls.FORMAT!r} format)")
         try:
             net = cls(saved["width"], saved["layers"], saved["heads"], Rules(**saved["rules"]))
             net.load_state_dict(saved["state_dict"])
         except (KeyError, TypeError, ValueError, RuntimeError) as error:
             detail = str(error).splitlines()[0] if str(error) else type(error).__name__
-            raise CheckpointError(f"{path}: a broken last-round network ({detail})") from None
+            raise CheckpointError(f"{path}: a broken {what} ({detail})") from None
         return net.eval()
+
+    @classmethod
+    def load_for(cls, path: str | Path | None, rules: Rules) -> Self:
+        """``load`` (the shipped network where ``path`` is ``None``), refused by a player of
+        other rules than the network learnt (the target score aside)."""
+        if path is None:
+            if cls.SHIPPED is None:
+                raise PlayerError(f"no {cls.WHAT} is shipped: give the path of one")
+            path = cls.SHIPPED
+        net = cls.load(path)
+        if dataclasses.replace(net.rules, target=rules.target) != rules:
+            raise PlayerError(f"the {cls.WHAT} learnt {net.rules}; the game plays {rules}")
+        return net
 
 
 def in_last_round(info: InfoState, vector: np.ndarray) -> bool:
@@ -254,6 +279,19 @@ def move_values(net: LastRoundValue, deal: Deal, moves: list[MaskMove]) -> np.nd
     if live:
         out[live] = -net.values(np.array([position(children[i]) for i in live], np.int64))
     return out
+
+
+def play_last_round(
+    net: LastRoundValue, rules: Rules, observation: Observation, vector: np.ndarray, info: InfoState
+) -> int:
+    """The action of a last-round decision: the move ``move_values`` values most."""
+    moves = info.legal_moves(rules)
+    if len(moves) == 1:
+        return info.action(moves[0])
+    deal = SeatView.from_info(info, vector).position(rules)
+    action = info.action(moves[int(np.argmax(move_values(net, deal, moves)))])
+    check_action(observation, action, rules)
+    return action
 
 
 def final_value(deal: Deal, me: int) -> float:
@@ -292,11 +330,7 @@ class LastRoundAgent:
 
         torch.set_num_threads(torch_threads)
         self.rules = resolve_rules(rules)
-        self.net = LastRoundValue.load(SHIPPED if value is None else value)
-        if dataclasses.replace(self.net.rules, target=self.rules.target) != self.rules:
-            raise PlayerError(
-                f"the last-round network learnt {self.net.rules}; the game plays {self.rules}"
-            )
+        self.net = LastRoundValue.load_for(value, self.rules)
         self.base = make_agent(base, rules=self.rules, seed=seed)
 
     def reset(self, seed: int | None = None) -> None:
@@ -309,16 +343,7 @@ class LastRoundAgent:
         info = InfoState.from_observation(vector)
         if not in_last_round(info, vector):
             return int(self.base.act(observation))
-        return self._last_round(observation, vector, info)
-
-    def _last_round(self, observation: Observation, vector: np.ndarray, info: InfoState) -> int:
-        moves = info.legal_moves(self.rules)
-        if len(moves) == 1:
-            return info.action(moves[0])
-        deal = SeatView.from_info(info, vector).position(self.rules)
-        action = info.action(moves[int(np.argmax(move_values(self.net, deal, moves)))])
-        check_action(observation, action, self.rules)
-        return action
+        return play_last_round(self.net, self.rules, observation, vector, info)
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """One action per row: the base player's batch for the rows before the last round."""
@@ -335,7 +360,9 @@ class LastRoundAgent:
                     actions[i] = self.base.act(_row(observations, masks, i))
         for i in np.flatnonzero(last):
             observation = _row(observations, masks, i)
-            actions[i] = self._last_round(observation, observations[i], infos[i])
+            actions[i] = play_last_round(
+                self.net, self.rules, observation, observations[i], infos[i]
+            )
         return actions
 
     def __repr__(self) -> str:

@@ -1,5 +1,6 @@
 """``scopa last-round``: fit the network ``last_round`` plays the last round by, from a search's
-saved decisions (``training.last_round`` documents the fit).
+saved decisions (``training.last_round`` documents the fit). ``scopa seat-value`` runs the same
+fit for the network ``seat_value`` plays the earlier decisions by (``fit_command``).
 
 The fit saves itself after each epoch beside ``--out`` (``NAME.fit.pt``); the same command run
 again after a stop carries on from there, and the file goes once the network is written.
@@ -9,17 +10,20 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import torch
 
 from agents.last_round import LastRoundValue
 from cli.rules_args import add_rules_arguments, rules_from_args
+from scopa_env.rules import Rules
 from training.imitation import read_tasks
-from training.last_round import afterstates_of, fit, regret, save
+from training.last_round import Afterstates, afterstates_of, fit, regret, save
+from training.warm_start import Decisions
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
+def add_arguments(parser: argparse.ArgumentParser, width: int = 64) -> None:
     parser.add_argument(
         "--tasks",
         type=Path,
@@ -34,30 +38,57 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--epochs", type=int, default=12)
     parser.add_argument("--batch-size", type=int, default=512, help="decisions a step")
     parser.add_argument("--learning-rate", type=float, default=1e-3, help="the one-cycle peak")
-    parser.add_argument("--width", type=int, default=64)
+    parser.add_argument("--width", type=int, default=width)
     parser.add_argument("--layers", type=int, default=2)
     parser.add_argument("--heads", type=int, default=4)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--init",
+        type=Path,
+        help="a saved network of the same shape and rules whose weights the fit starts from",
+    )
     add_rules_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
+    return fit_command(args, LastRoundValue, afterstates_of, "last-round decisions")
+
+
+def fit_command(
+    args: argparse.Namespace,
+    network: type[LastRoundValue],
+    extract: Callable[[Decisions, Rules], Afterstates],
+    what: str,
+) -> int:
+    """Fit a ``network`` to the decisions ``extract`` keeps (``what`` they are) as the
+    arguments of ``add_arguments`` say, and write it to ``--out``."""
     if args.epochs < 1 or args.batch_size < 1 or not args.learning_rate > 0:
         raise SystemExit("--epochs and --batch-size must be positive, --learning-rate above 0")
     rules = rules_from_args(args)
     start = time.perf_counter()
-    data = afterstates_of(read_tasks(*args.tasks), rules)
-    held = afterstates_of(read_tasks(args.held), rules) if args.held else None
+    data = extract(read_tasks(*args.tasks), rules)
+    held = extract(read_tasks(args.held), rules) if args.held else None
     print(
-        f"{data.decisions:,} last-round decisions ({len(data.rows):,} moves) read in "
+        f"{data.decisions:,} {what} ({len(data.rows):,} moves) read in "
         f"{time.perf_counter() - start:.0f} s" + (f"; {held.decisions:,} held out" if held else "")
     )
     torch.manual_seed(args.seed)
-    net = LastRoundValue(args.width, args.layers, args.heads, rules)
+    net = network(args.width, args.layers, args.heads, rules)
+    if args.init is not None:
+        init = network.load(args.init)
+        shape = (init.width, init.layers, init.heads, init.rules)
+        if shape != (net.width, net.layers, net.heads, rules):
+            raise SystemExit(
+                f"--init {args.init} is a network of width {init.width}, {init.layers} layers, "
+                f"{init.heads} heads and {init.rules}; this fit makes width {net.width}, "
+                f"{net.layers} layers, {net.heads} heads and {rules}"
+            )
+        net.load_state_dict(init.state_dict())
     progress = args.out.with_suffix(".fit.pt")
     identity = {
         "tasks": [str(folder.resolve()) for folder in args.tasks],
         "decisions": data.decisions,  # a folder whose tasks changed since is another fit
+        "init": None if args.init is None else str(args.init.resolve()),
         "epochs": args.epochs,
         "batch_size": args.batch_size,
         "learning_rate": args.learning_rate,

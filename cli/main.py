@@ -57,6 +57,7 @@ COMMANDS: dict[str, Command] = {
     "last-round": Command(
         "cli.last_round", "fit the network the last_round player plays the last round by"
     ),
+    "seat-value": Command("cli.seat_value", "fit the network the seat_value player plays by"),
     "bench": Command("cli.bench", "benchmark the engine against OpenSpiel"),
 }
 

@@ -30,6 +30,7 @@ from agents.deal_value import POSITION_FIELDS, position
 from agents.last_round import LastRoundValue, afterstates, final_value, in_last_round
 from agents.seats import SeatView
 from evaluation.records import atomic_path
+from scopa_env.engine import MaskMove
 from scopa_env.errors import CheckpointError
 from scopa_env.info_state import InfoState
 from scopa_env.rules import Rules
@@ -59,9 +60,37 @@ class Afterstates:
         return int(self.decision[-1]) + 1 if len(self.decision) else 0
 
 
-def afterstates_of(decisions: Decisions, rules: Rules) -> Afterstates:
-    """The decisions of the last round of two-player deals with a choice, every legal action
-    of which the search valued."""
+#: A move, the row of the position it leaves and its exact value (NaN: the deal goes on).
+Afterstate = tuple[MaskMove, tuple[int, ...], float]
+#: A decision's moves as ``Afterstate``s, or ``None`` for a decision the fit leaves out.
+MovesOf = Callable[[InfoState, np.ndarray, Rules], list[Afterstate] | None]
+
+
+def last_round_moves(info: InfoState, obs: np.ndarray, rules: Rules) -> list[Afterstate] | None:
+    """The moves of a last-round decision as position rows from the side of the seat to move
+    next (``agents.deal_value.position``), a move that ends the deal valued exactly."""
+    if not in_last_round(info, obs):
+        return None
+    deal = SeatView.from_info(info, obs).position(rules)
+    moves = info.legal_moves(rules)
+    out = []
+    for move, child in zip(moves, afterstates(deal, moves), strict=True):
+        if child.is_over:
+            out.append((move, (0,) * POSITION_FIELDS, final_value(child, deal.current_player)))
+        else:
+            out.append((move, position(child), np.nan))
+    return out
+
+
+def afterstates_of(
+    decisions: Decisions,
+    rules: Rules,
+    moves_of: MovesOf = last_round_moves,
+    fields: int = POSITION_FIELDS,
+) -> Afterstates:
+    """The decisions with a choice, every legal action of which the search valued, that
+    ``moves_of`` keeps (by default those of the last round of two-player deals), as
+    ``Afterstates`` of its rows of ``fields`` integers."""
     if decisions.values is None:
         raise ValueError("the tasks hold no search values: collect them with a search teacher")
     rows: list[tuple[int, ...]] = []
@@ -74,26 +103,23 @@ def afterstates_of(decisions: Decisions, rules: Rules) -> Afterstates:
         if mask.sum() < 2 or np.isnan(values[mask]).any():
             continue
         info = InfoState.from_observation(obs)
-        if not in_last_round(info, obs):
+        moves = moves_of(info, obs, rules)
+        if moves is None:
             continue
-        deal = SeatView.from_info(info, obs).position(rules)
-        moves = info.legal_moves(rules)
         index: dict[int, int] = {}
-        for move, child in zip(moves, afterstates(deal, moves), strict=True):
-            over = child.is_over
-            end = final_value(child, deal.current_player) if over else np.nan
+        for move, row, end in moves:
             for action in actions_toward(info, move):
                 if action not in index:
                     index[action] = len(target)
                     target.append(float(values[action]))
                     decision.append(kept)
-                rows.append(position(child) if not over else (0,) * POSITION_FIELDS)
+                rows.append(row)
                 exact.append(end)
                 pair.append(index[action])
         kept += 1
     order = np.argsort(np.array(pair, np.int64), kind="stable")
     return Afterstates(
-        rows=np.array(rows, np.int64).reshape(-1, POSITION_FIELDS)[order],
+        rows=np.array(rows, np.int64).reshape(-1, fields)[order],
         exact=np.array(exact, np.float32)[order],
         pair=np.array(pair, np.int64)[order],
         target=np.array(target, np.float32),
@@ -125,7 +151,7 @@ class _Batches:
         live = np.flatnonzero(np.isnan(data.exact[rows]))
         if len(live):
             live_rows = data.rows[rows[live]]
-            value = value.index_put((torch.from_numpy(live),), -net.of_rows(live_rows))
+            value = value.index_put((torch.from_numpy(live),), net.afterstate_values(live_rows))
         best = torch.full((len(pairs),), -torch.inf)
         return best.scatter_reduce(0, local, value, "amax")
 
@@ -180,7 +206,7 @@ def fit(
     differs. A file that cannot be read is warned about and the fit starts over.
     """
     if data.decisions == 0:
-        raise ValueError("no decision of the last round to fit")
+        raise ValueError("no decision to fit")
     identity = dict(identity or {})
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)

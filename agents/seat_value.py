@@ -1,0 +1,248 @@
+"""The decisions before the last round of a two-player deal, played by a network that values the
+position each move leaves as the mover sees it.
+
+Before the stock runs out the other hand is hidden: it and the stock are drawn from the cards
+the mover has not seen. ``SeatValue`` values an *afterstate* from the mover's side: its hand
+after the move, the table, both piles, the scope count, the last capture and, in place of the
+other hand, the cards it has not seen. It is ``agents.last_round.LastRoundValue``'s network
+with a wider row of scores at stake. ``SeatValueAgent`` plays each decision before the last
+round by the move whose afterstate the network values most for it, every move valued in one
+forward pass and no reply searched, and the last round as ``last_round`` does.
+
+The features (``encode``) of a row of ``seat_rows``. The tokens are ``LastRoundValue``'s, one per
+card of the mover's hand or the table (the unseen cards are no tokens). The global row is
+``LastRoundValue``'s of the position with the other hand unknown, where the features of the
+other hand describe the unseen cards instead (each suit's best primiera card, indices
+212-247) and the other hand's size (index 321) is the hidden hand's; then ``SEAT_FEATURES``:
+
+| index | feature |
+| --- | --- |
+| 322-361 | the unseen cards, one bit each |
+| 362-371 | the unseen cards of each rank / 4 |
+| 372 | the stock's size / 30 |
+| 373 | the other hand's size / 3 |
+| 374-383 | per card value 1-10: a card of that value would capture on the table |
+| 384-393 | per card value: it could capture the whole table (a scopa) |
+| 394-403 | per card value: the most cards it could take / 4 |
+| 404-413 | the mover's hand, cards of each rank / 3 |
+
+``training.seat_value`` fits the network to a search's values of the moves (``scopa
+seat-value``), as ``training.last_round`` fits the last round's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import torch
+from torch import nn
+
+from agents.base import check_action
+from agents.last_round import (
+    GLOBAL_FEATURES,
+    PRIMIERA_BUCKET,
+    LastRoundValue,
+    card_bits,
+    in_last_round,
+    play_last_round,
+)
+from agents.last_round import encode as encode_last_round
+from agents.seats import SeatView
+from scopa_env.captures import capture_table
+from scopa_env.engine import MaskMove
+from scopa_env.errors import PlayerError
+from scopa_env.info_state import InfoState
+from scopa_env.observation import OBS_SIZE
+from scopa_env.players import Observation
+from scopa_env.rules import Rules, resolve_rules
+
+SEAT_FEATURES = 92
+#: The fields of a row of ``seat_rows``.
+SEAT_FIELDS = 10
+_OTHER_HAND = 3  # the other hand's place among the piles and hands of ``LastRoundValue``'s row
+
+
+class SeatValue(LastRoundValue):
+    """The network: the point difference a deal ends with for the seat that made a move, read
+    from the position that move leaves as that seat sees it (module doc).
+
+    Args: as ``LastRoundValue``'s; ``rules`` also decide what each card value would capture.
+    """
+
+    FORMAT = "scopa-env seat value 1"
+    SHIPPED = None
+    WHAT = "seat-value network"
+
+    def __init__(
+        self, width: int = 128, layers: int = 2, heads: int = 4, rules: Rules | None = None
+    ) -> None:
+        super().__init__(width, layers, heads, rules)
+        self.global_in = nn.Sequential(nn.Linear(GLOBAL_FEATURES + SEAT_FEATURES, width), nn.ReLU())
+        self._threats = _threats(self.rules)
+
+    def of_rows(self, rows: np.ndarray) -> torch.Tensor:
+        """``(N,)`` values of ``seat_rows`` rows, in points for the seat that moved."""
+        tokens, counts, g = encode(rows, self._threats)
+        return self(torch.from_numpy(tokens), torch.from_numpy(counts), torch.from_numpy(g))
+
+    def afterstate_values(self, rows: np.ndarray) -> torch.Tensor:
+        return self.of_rows(rows)
+
+
+def _threats(rules: Rules) -> Callable[[int], np.ndarray]:
+    """A memoised ``table -> (30,)``: per card value, whether it captures, whether it sweeps
+    the table and the most cards it takes / 4, under ``rules``."""
+    captures = capture_table(rules)
+    memo: dict[int, np.ndarray] = {}
+
+    def threats(table: int) -> np.ndarray:
+        out = memo.get(table)
+        if out is None:
+            out = np.zeros(30, np.float32)
+            for value in range(1, 11):
+                options = captures(table, value)
+                if options:
+                    out[value - 1] = 1.0
+                    out[10 + value - 1] = float(table in options)
+                    out[20 + value - 1] = max(o.bit_count() for o in options) / 4.0
+            memo[table] = out
+        return out
+
+    return threats
+
+
+def encode(
+    rows: np.ndarray, threats: Callable[[int], np.ndarray]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The tokens, their counts and the global rows of ``(N, SEAT_FIELDS)`` rows (module doc);
+    ``threats`` is a ``SeatValue``'s table of what each card value captures."""
+    rows = np.atleast_2d(np.asarray(rows, np.int64))
+    hand, unseen, table = rows[:, 0], rows[:, 1], rows[:, 2]
+    known = rows[:, :8].copy()
+    known[:, 1] = 0  # the other hand is not known: no tokens, no cards of it
+    tokens, counts, g = encode_last_round(known)
+    for suit in range(4):
+        start = 104 + 9 * (4 * _OTHER_HAND + suit)
+        g[:, start : start + 9] = 0.0
+        g[np.arange(len(rows)), start + PRIMIERA_BUCKET[unseen >> (10 * suit) & 0x3FF]] = 1.0
+    g[:, 321] = rows[:, 9] / 3.0
+    unseen_bits = card_bits(unseen).astype(np.float32)
+    seat = np.concatenate(
+        [
+            unseen_bits,
+            unseen_bits.reshape(-1, 4, 10).sum(axis=1) / 4.0,
+            rows[:, 8:9] / 30.0,
+            rows[:, 9:10] / 3.0,
+            np.stack([threats(int(t)) for t in table]).reshape(len(rows), 30),
+            card_bits(hand).reshape(-1, 4, 10).sum(axis=1) / 3.0,
+        ],
+        axis=1,
+    )
+    return tokens, counts, np.concatenate([g, seat], axis=1).astype(np.float32)
+
+
+def seat_rows(
+    info: InfoState, vector: np.ndarray, rules: Rules
+) -> tuple[list[MaskMove], list[tuple[int, ...]]]:
+    """The legal moves of a two-player decision and, for each, the ``SEAT_FIELDS`` row of the
+    position it leaves as the mover sees it: its hand after the move, the unseen cards, the
+    table, its pile, the other's, its scope, the other's, the last capture (0 nobody's, 1 its,
+    2 the other's), the stock's size and the other hand's."""
+    deal = SeatView.from_info(info, vector).position(rules)  # the mover in seat 0
+    moves = info.legal_moves(rules)
+    rows: list[tuple[int, ...]] = []
+    for card, capture in moves:
+        child = deal.copy()
+        child.play_unchecked(card, capture)
+        _hands, table, piles, _played, _stock, scope, last, _dealer, _live = child.view()
+        last_code = 0 if last is None else 1 if last == 0 else 2
+        rows.append(
+            (
+                info.full_hand & ~(1 << card), info.unseen, table, piles[0], piles[1],
+                scope[0], scope[1], last_code, info.stock_size, info.opp_hand_size,
+            )
+        )  # fmt: skip
+    return moves, rows
+
+
+class SeatValueAgent:
+    """Plays the decisions before the last round of a two-player deal by ``SeatValue`` and the
+    last round by ``LastRoundValue`` (module doc).
+
+    Args:
+        rules: the rules (a ``Rules``, preset name or option dict); the networks' must match.
+        seed: accepted for a uniform constructor; the player is deterministic.
+        network: the path of a ``SeatValue`` (``scopa seat-value`` writes one).
+        value: the path of the last round's ``LastRoundValue``; the shipped one by default.
+        torch_threads: torch's threads, for the whole process (as ``last_round``'s).
+    """
+
+    name = "seat_value"
+
+    def __init__(
+        self,
+        rules: Rules | str | None = None,
+        seed: int | None = None,
+        network: str | None = None,
+        value: str | None = None,
+        torch_threads: int = 1,
+    ) -> None:
+        del seed
+        if network is None:
+            raise PlayerError(
+                "seat_value needs network=PATH, a seat-value network that `scopa seat-value` wrote"
+            )
+        torch.set_num_threads(torch_threads)
+        self.rules = resolve_rules(rules)
+        self.net = SeatValue.load_for(network, self.rules)
+        self.last_round = LastRoundValue.load_for(value, self.rules)
+
+    def reset(self, seed: int | None = None) -> None:
+        """Nothing to forget between deals: each decision is read on its own."""
+
+    def act(self, observation: Observation) -> int:
+        return int(
+            self.act_batch(observation["observation"][None], observation["action_mask"][None])[0]
+        )
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """One action per row; the moves of every row before the last round are valued in one
+        forward pass."""
+        observations = np.asarray(observations, np.float32)
+        if observations.shape[-1] != OBS_SIZE:
+            raise PlayerError(
+                f"seat_value plays two-player Scopa; this observation has {observations.shape[-1]} "
+                f"entries, not {OBS_SIZE}"
+            )
+        actions = np.empty(len(masks), np.int64)
+        rows: list[tuple[int, ...]] = []
+        choices: list[tuple[int, list[int]]] = []
+        for i, vector in enumerate(observations):
+            observation = {"observation": vector, "action_mask": masks[i]}
+            info = InfoState.from_observation(vector)
+            if in_last_round(info, vector):
+                actions[i] = play_last_round(self.last_round, self.rules, observation, vector, info)
+                continue
+            moves, afterstates = seat_rows(info, vector, self.rules)
+            if len(moves) == 1:
+                actions[i] = info.action(moves[0])
+                continue
+            choices.append((i, [info.action(move) for move in moves]))
+            rows.extend(afterstates)
+        if choices:
+            values = self.net.values(np.array(rows, np.int64))
+            start = 0
+            for i, options in choices:
+                best = int(np.argmax(values[start : start + len(options)]))
+                actions[i] = options[best]
+                start += len(options)
+                check_action(
+                    {"observation": observations[i], "action_mask": masks[i]},
+                    actions[i],
+                    self.rules,
+                )
+        return actions
+
+    def __repr__(self) -> str:
+        return f"SeatValueAgent(width={self.net.width}, rules={self.rules})"

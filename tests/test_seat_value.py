@@ -1,0 +1,214 @@
+"""The seat-value network and its player (``agents.seat_value``) and its fit
+(``training.seat_value``, ``scopa seat-value``), on hand-built positions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from conftest import SEVENS_AND_COINS, choice_at, last_round, observe_deal, play_deals
+from conftest import settebello_sweep as sweep_position
+
+from agents import AlphaBetaAgent, GreedyAgent, make_agent
+from agents.last_round import GLOBAL_FEATURES, LastRoundAgent, LastRoundValue
+from agents.seat_value import SEAT_FEATURES, SeatValue, SeatValueAgent, encode, seat_rows
+from cli.main import main
+from scopa_env.cards import parse_card, parse_cards
+from scopa_env.errors import CheckpointError, PlayerError
+from scopa_env.info_state import InfoState
+from scopa_env.rules import Rules
+from training.last_round import afterstates_of, fit, regret, save
+from training.seat_value import seat_afterstates
+from training.warm_start import Decisions, collect
+
+
+def mask(names: str) -> int:
+    return sum(1 << c for c in parse_cards(names))
+
+
+@pytest.fixture
+def network(tmp_path: Path) -> Path:
+    """An untrained small network's file."""
+    path = tmp_path / "seat.pt"
+    torch.manual_seed(0)
+    save(SeatValue(width=8, layers=1, heads=2), path)
+    return path
+
+
+def sweep_rows() -> tuple[InfoState, dict[int, tuple[int, ...]]]:
+    """I hold 7D KB 2C before 3S 4S, the opponent having taken AC AS (``settebello_sweep``):
+    each of my cards' afterstate row."""
+    observation = observe_deal(sweep_position())
+    info = InfoState.from_observation(observation["observation"])
+    moves, rows = seat_rows(info, observation["observation"], Rules())
+    return info, {card: row for (card, _), row in zip(moves, rows, strict=True)}
+
+
+def test_each_move_leaves_the_position_the_mover_sees() -> None:
+    info, rows = sweep_rows()
+    assert sorted(rows) == sorted(parse_cards("7D KB 2C"))
+    unseen = (1 << 40) - 1 - mask("7D KB 2C 3S 4S AC AS")  # the other hand and the stock
+    assert info.unseen == unseen
+    # 7D takes 3S+4S, the whole table: a scopa, and the last capture is mine.
+    assert rows[parse_card("7D")] == (
+        mask("KB 2C"), unseen, 0, mask("7D 3S 4S"), mask("AC AS"), 1, 0, 1, 30, 3
+    )  # fmt: skip
+    # KB trails: the table grows, the last capture stays the opponent's.
+    assert rows[parse_card("KB")] == (
+        mask("7D 2C"), unseen, mask("3S 4S KB"), 0, mask("AC AS"), 0, 0, 2, 30, 3
+    )  # fmt: skip
+
+
+def test_the_features_of_the_unseen_cards_the_table_and_the_hand() -> None:
+    _, rows = sweep_rows()
+    net = SeatValue(width=8, layers=1, heads=2)
+    trail = rows[parse_card("KB")]
+    tokens, counts, g = encode(np.array([trail, rows[parse_card("7D")]]), net._threats)
+    assert g.shape == (2, GLOBAL_FEATURES + SEAT_FEATURES)
+    # Tokens: my hand and the table, never a card of the other hand.
+    assert counts.tolist() == [5, 2]
+    assert tokens[0, :5, 0].sum() == 2 and tokens[0, :5, 2].sum() == 3 and not tokens[..., 1].any()
+    row = g[0]
+    unseen = parse_cards("AD 2D 3D 4D 5D 6D JD QD KD")  # every coin but 7D
+    assert all(row[322 + c] == 1 for c in unseen) and row[322 + parse_card("7D")] == 0
+    assert row[322 + parse_card("AC")] == 0 and row[322 + parse_card("3S")] == 0
+    assert row[362 + 6] == 0.75  # three sevens unseen: 7C 7S 7B
+    assert row[362 + 0] == 0.5  # two aces: AD AB (AC, AS taken)
+    assert row[372] == 1.0 and row[373] == 1.0 and row[321] == 1.0  # 30 in stock, 3 in hand
+    # On 3S 4S KB: a 3, 4 or king takes one card, a 7 takes 3S+4S; nothing sweeps.
+    captures, sweeps, most = row[374:384], row[384:394], row[394:404]
+    np.testing.assert_array_equal(np.flatnonzero(captures) + 1, [3, 4, 7, 10])
+    assert not sweeps.any()
+    assert most[6] == 0.5 and most[2] == most[3] == most[9] == 0.25
+    # After the sweep the table is empty: no card captures.
+    assert not g[1, 374:404].any()
+    # My hand after the trail: 7D 2C, one seven and one two.
+    assert row[404 + 6] == row[404 + 1] == pytest.approx(1 / 3) and row[404:414].sum() == (
+        pytest.approx(2 / 3)
+    )
+    # The other hand's primiera slots describe the unseen cards: the best unseen coin is 6D.
+    coins = parse_card("7D") // 10
+    start = 104 + 9 * (4 * 3 + coins)
+    assert np.flatnonzero(row[start : start + 9]).tolist() == [7]  # 18, the 7th value up
+
+
+class Sweeper:
+    """A stand-in network: cards in my pile minus cards in the other's, so that the player
+    reading it takes as many cards as it can."""
+
+    def values(self, rows: np.ndarray) -> np.ndarray:
+        return np.array([int(r[3]).bit_count() - int(r[4]).bit_count() for r in rows], float)
+
+
+def test_the_player_plays_the_best_afterstate_and_the_last_round_by_its_network(
+    network: Path,
+) -> None:
+    player = SeatValueAgent(network=str(network))
+    player.net = Sweeper()  # type: ignore[assignment]
+    observation = observe_deal(sweep_position())
+    assert player.act(observation) == parse_card("7D")
+    # In the last round it plays as ``last_round`` does, with the same network.
+    deal = last_round("KD 5B", "6S JB", "2S 3C 5C", SEVENS_AND_COINS)
+    last = observe_deal(deal)
+    reference = LastRoundAgent(base="greedy")
+    assert player.act(last) == reference.act(last)
+
+
+def test_the_player_batches_as_it_plays_and_never_plays_an_illegal_action(
+    network: Path,
+) -> None:
+    players = {f"player_{i}": SeatValueAgent(network=str(network)) for i in (0, 1)}
+    actions = play_deals(players, range(4))
+    assert len(actions) > 0
+    player = players["player_0"]
+    observations = [observe_deal(sweep_position())]
+    observations += [observe_deal(last_round("KD 5B", "6S JB", "2S 3C 5C", SEVENS_AND_COINS))]
+    obs = np.stack([o["observation"] for o in observations])
+    masks = np.stack([o["action_mask"] for o in observations])
+    assert player.act_batch(obs, masks).tolist() == [player.act(o) for o in observations]
+
+
+def test_bad_networks_and_tables_are_refused(network: Path, tmp_path: Path) -> None:
+    with pytest.raises(PlayerError, match="seat_value needs network=PATH"):
+        make_agent("seat_value")
+    last = tmp_path / "last.pt"
+    save(LastRoundValue(width=8, layers=1, heads=2), last)
+    with pytest.raises(CheckpointError, match="is not a seat-value network"):
+        make_agent("seat_value", network=str(last))
+    with pytest.raises(CheckpointError, match="no seat-value network at"):
+        make_agent("seat_value", network=str(tmp_path / "absent.pt"))
+    with pytest.raises(PlayerError, match="learnt"):
+        make_agent("seat_value", network=str(network), rules="scopa_a_quindici")
+    player = make_agent("seat_value", network=str(network))
+    with pytest.raises(PlayerError, match="plays two-player Scopa"):
+        player.act(choice_at("scopa_4"))
+
+
+def decisions() -> Decisions:
+    """Decisions of a cheap search (two sampled deals, one ply) in whole deals, with its value
+    of every legal move."""
+    from scopa_env.vector_env import ScopaVecEnv
+
+    env = ScopaVecEnv(4, opponent="greedy", episode="deal", reward="points", seed=0)
+    env.draw_opponents = lambda: None
+    return collect(env, AlphaBetaAgent(samples=2, depth=1, seed=0), 240, 1.0)
+
+
+def test_the_fit_takes_the_decisions_before_the_last_round_and_lowers_their_regret(
+    network: Path,
+) -> None:
+    data = decisions()
+    before, last = seat_afterstates(data, Rules()), afterstates_of(data, Rules())
+    valued = ~np.isnan(data.values).all(axis=1) & (data.masks.sum(axis=1) > 1)
+    assert before.decisions > 40 and last.decisions > 0
+    assert before.decisions + last.decisions == valued.sum()  # every valued decision, once
+    assert np.isnan(before.exact).all()  # no move before the last round ends the deal
+    torch.manual_seed(0)
+    net = SeatValue(width=16, layers=1, heads=2)
+    start, _ = regret(net, before)
+    fit(before, net, 40, 8, 3e-3, 0)
+    fitted, _ = regret(net, before)
+    assert fitted < start / 2
+    # The player picks by the values the fit taught: its regret on the same decisions is the
+    # fit's.
+    player = SeatValueAgent(network=str(network))
+    player.net = net
+    info = [InfoState.from_observation(o) for o in data.obs]
+    early = [
+        i for i, (o, m, v) in enumerate(zip(data.obs, data.masks, data.values, strict=True))
+        if m.sum() > 1 and not np.isnan(v[m]).any() and info[i].stock_size > 0
+    ]  # fmt: skip
+    picks = player.act_batch(data.obs[early], data.masks[early])
+    values = data.values[early]
+    lost = np.nanmax(values, axis=1) - values[np.arange(len(early)), picks]
+    assert len(early) == before.decisions
+    assert lost.mean() == pytest.approx(fitted, abs=1e-6)
+
+
+def test_the_command_fits_a_network_the_player_plays(tmp_path: Path, capsys) -> None:
+    tasks = tmp_path / "tasks"
+    tasks.mkdir()
+    np.savez(tasks / "task_0000.npz", **decisions()._asdict())
+    out = tmp_path / "seat.pt"
+    shape = ["--width", "8", "--heads", "2", "--layers", "1"]
+    args = ["seat-value", "--tasks", str(tasks), "--out", str(out), *shape]
+    assert main([*args, "--epochs", "2", "--batch-size", "16"]) == 0
+    assert "decisions before the last round" in capsys.readouterr().out
+    assert SeatValue.load(out).width == 8
+    player = make_agent("seat_value", network=str(out))
+    assert play_deals({"player_0": player, "player_1": GreedyAgent()}, range(2))
+    # --init starts from a saved network of the same shape (a fit that barely moves ends
+    # near it); another shape is refused.
+    again = tmp_path / "again.pt"
+    still = ["--epochs", "1", "--learning-rate", "1e-12", *shape]
+    assert main([*args[:4], str(again), *still, "--init", str(out)]) == 0
+    fitted, started = SeatValue.load(out).state_dict(), SeatValue.load(again).state_dict()
+    assert all(torch.allclose(fitted[k], started[k], atol=1e-6) for k in fitted)
+    assert main([*args[:4], str(again), *still]) == 0  # from fresh weights: elsewhere
+    fresh = SeatValue.load(again).state_dict()
+    assert not all(torch.allclose(fitted[k], fresh[k], atol=1e-6) for k in fitted)
+    wider = ["--width", "16", "--heads", "2", "--layers", "1"]
+    with pytest.raises(SystemExit, match="is a network of width 8"):
+        main([*args[:4], str(again), "--init", str(out), *wider])
