@@ -108,6 +108,9 @@ def fit_command(
 
     if progress.is_file():
         print(f"carrying on the fit saved in {progress}")
+    elif args.init is not None and held is not None:
+        mean, half = regret(net, held)
+        print(f"held-out regret of {args.init}: {mean:.4f} ± {half:.4f} points/decision")
     fit(
         data, net, args.epochs, args.batch_size, args.learning_rate, args.seed, report,
         progress, identity,

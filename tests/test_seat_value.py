@@ -203,7 +203,10 @@ def test_the_command_fits_a_network_the_player_plays(tmp_path: Path, capsys) -> 
     # near it); another shape is refused.
     again = tmp_path / "again.pt"
     still = ["--epochs", "1", "--learning-rate", "1e-12", *shape]
-    assert main([*args[:4], str(again), *still, "--init", str(out)]) == 0
+    capsys.readouterr()
+    held = ["--held", str(tasks)]
+    assert main([*args[:4], str(again), *still, *held, "--init", str(out)]) == 0
+    assert f"held-out regret of {out}: " in capsys.readouterr().out
     fitted, started = SeatValue.load(out).state_dict(), SeatValue.load(again).state_dict()
     assert all(torch.allclose(fitted[k], started[k], atol=1e-6) for k in fitted)
     assert main([*args[:4], str(again), *still]) == 0  # from fresh weights: elsewhere
