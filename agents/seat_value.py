@@ -202,9 +202,9 @@ class SeatValueAgent:
         """Nothing to forget between deals: each decision is read on its own."""
 
     def act(self, observation: Observation) -> int:
-        return int(
-            self.act_batch(observation["observation"][None], observation["action_mask"][None])[0]
-        )
+        vector = np.asarray(observation["observation"], np.float32)
+        mask = np.asarray(observation["action_mask"])
+        return int(self.act_batch(vector[None], mask[None])[0])
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """One action per row; the moves of every row before the last round are valued in one

@@ -8,7 +8,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from conftest import SEVENS_AND_COINS, choice_at, last_round, observe_deal, play_deals
+from conftest import (
+    SEVENS_AND_COINS,
+    assert_plays_a_match,
+    choice_at,
+    last_round,
+    observe_deal,
+    play_deals,
+)
 from conftest import settebello_sweep as sweep_position
 
 from agents import AlphaBetaAgent, GreedyAgent, make_agent
@@ -122,6 +129,7 @@ def test_the_player_batches_as_it_plays_and_never_plays_an_illegal_action(
     players = {f"player_{i}": SeatValueAgent(network=str(network)) for i in (0, 1)}
     actions = play_deals(players, range(4))
     assert len(actions) > 0
+    assert_plays_a_match(players["player_0"])
     player = players["player_0"]
     observations = [observe_deal(sweep_position())]
     observations += [observe_deal(last_round("KD 5B", "6S JB", "2S 3C 5C", SEVENS_AND_COINS))]
