@@ -97,3 +97,22 @@ def test_a_bad_rollin_is_refused_by_name(warm_start: dict, reason: str) -> None:
     with pytest.raises(ConfigError, match="rollin") as error:
         _config(**warm_start)
     assert reason in str(error.value)
+
+
+def test_the_pool_can_hold_the_search_player_for_a_collection_against_it() -> None:
+    """``ismcts`` in the pool: each group's opponent is the search player, so a roll-in's
+    decisions are those of its games against ISMCTS."""
+    from agents import ISMCTSAgent
+
+    config = validate(
+        {**TINY, "selfplay": {"groups": 2, "opponents": {"ismcts": 1.0}},
+         "warm_start": {**TINY["warm_start"], "rollin": "random"}}
+    )  # fmt: skip
+    env, teacher, rollin = warm_start_task(config, 0)
+    assert env.draw_opponents() == ["ismcts", "ismcts"]
+    assert isinstance(env.baselines["ismcts"], ISMCTSAgent)
+    dagger = collect(env, teacher, 48, 1.0, rollin)
+    assert len(dagger.actions) > 0 and env.take_timers()[1] > 0  # the search did move
+    # Without it in the pool the baselines are the three rule players, seeded as before.
+    env, _, _ = warm_start_task(_config(), 0)
+    assert sorted(env.baselines) == ["greedy", "heuristic", "random"]

@@ -223,3 +223,17 @@ def test_the_command_fits_a_network_the_player_plays(tmp_path: Path, capsys) -> 
     wider = ["--width", "16", "--heads", "2", "--layers", "1"]
     with pytest.raises(SystemExit, match="is a network of width 8"):
         main([*args[:4], str(again), "--init", str(out), *wider])
+
+
+def test_the_dagger_config_plays_the_network_against_the_search(network: Path) -> None:
+    from training.config import load_config
+    from training.train import warm_start_task
+
+    config = load_config(
+        "configs/dagger_seat_value.yaml", [f"warm_start.rollin_options={{network: {network}}}"]
+    )
+    env, teacher, rollin = warm_start_task(config, 0)
+    assert isinstance(rollin, SeatValueAgent) and type(teacher).__name__ == "ValueAlphaBetaAgent"
+    assert set(env.draw_opponents()) <= {"ismcts", "heuristic"}
+    with pytest.raises(PlayerError, match="seat_value needs network=PATH"):
+        warm_start_task(load_config("configs/dagger_seat_value.yaml"), 0)

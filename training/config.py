@@ -22,7 +22,7 @@ from scopa_env.tables import Table, resolve_table
 #: The folder a relative ``export_to`` is inside: the repository, not the working directory.
 REPOSITORY = Path(__file__).resolve().parents[1]
 #: Opponents the self-play pool can draw: batched baselines and frozen copies of the learner.
-POOL_MEMBERS = ("random", "greedy", "heuristic", "snapshot", "latest", "start")
+POOL_MEMBERS = ("random", "greedy", "heuristic", "ismcts", "snapshot", "latest", "start")
 #: Baselines the periodic evaluation can play against (any ``agents.make_agent`` name works),
 #: and ``clone``: the run's own warm start (``clone.zip``), PPO's starting point.
 EVAL_OPPONENTS = ("random", "greedy", "heuristic", "ismcts", "clone")
@@ -140,8 +140,9 @@ class SelfPlayConfig(Section):
     #: The environments are split into this many equal groups; before every rollout each group
     #: draws its opponent from the pool, so one rollout mixes opponents as configured.
     groups: int = Field(default=8, ge=1)
-    #: Probability of each pool member: ``random``, ``greedy``, ``heuristic`` (the baselines),
-    #: ``snapshot`` (a uniformly chosen frozen snapshot), ``latest`` (the newest snapshot) and
+    #: Probability of each pool member: ``random``, ``greedy``, ``heuristic``, ``ismcts`` (the
+    #: baselines; the search player for a warm start's decisions against it, too slow for
+    #: PPO), ``snapshot`` (a uniformly chosen frozen snapshot), ``latest`` (the newest snapshot) and
     #: ``start`` (the run's starting point, its clone, frozen before the first update and kept
     #: all run: what PPO has to beat head to head). Until the first snapshot exists, the
     #: snapshot share goes to the baselines.

@@ -27,7 +27,9 @@ from training.deal_baseline import DealBaseline
 if TYPE_CHECKING:
     from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
-BASELINES = ("random", "greedy", "heuristic")
+#: The rule players a pool can hold beside snapshots (``ismcts``: for collecting decisions
+#: against the search player, at its defaults; at some 16 ms a move it is too slow for PPO).
+BASELINES = ("random", "greedy", "heuristic", "ismcts")
 SNAPSHOT_KINDS = ("snapshot", "latest", "start")
 
 

@@ -441,15 +441,18 @@ def make_training_env(config: TrainConfig, pool: Any) -> Any:
     """The learner against the opponent pool on the batched engine, as one SB3 VecEnv."""
     from agents.greedy import GreedyAgent
     from agents.heuristic import HeuristicAgent
+    from agents.ismcts import ISMCTSAgent
     from agents.random_agent import RandomAgent
     from training.selfplay import PoolVecEnv
 
     rules = config.resolved_rules()
-    baselines = {
+    baselines: dict[str, Any] = {
         "random": RandomAgent(seed=config.seed + 2),
         "greedy": GreedyAgent(rules),
         "heuristic": HeuristicAgent(rules),
     }
+    if "ismcts" in config.selfplay.opponents:  # only then: the others' seeds stay as they were
+        baselines["ismcts"] = ISMCTSAgent(rules, seed=config.seed + 7)
     return PoolVecEnv(
         config.n_envs,
         config.selfplay.groups,
