@@ -2,17 +2,18 @@
 
 A warm start with a search teacher saves, for every decision, the search's value of each legal
 action in points per deal (``training.warm_start``). In the last round of a two-player deal
-``alphabeta`` solves to the end, so those values are exact. ``afterstates`` turns each such
-decision into the positions its moves leave and the value of each action: a card with
+``alphabeta`` solves to the end, so those values are exact. ``afterstates_of`` turns each
+such decision into the positions its moves leave and the value of each action: a card with
 several captures, or a table card picked toward them, is worth its best capture. ``fit``
-trains the network so that, per action, the best of its moves' values (minus the network's
-value of the position for the other seat; exact where the move ends the deal) matches the
-search's. The loss is on each decision's values less their mean, as only the order of a
-decision's moves decides the play, plus a twentieth of the plain squared error to anchor the
-level. ``regret`` is what the network's pick gives up by the search's values, the figure
-``scopa imitation`` reports for a policy network. Given a ``progress`` file, ``fit`` saves
-itself there after each epoch and a stopped fit carries on from its last saved epoch, ending
-with the weights an uninterrupted fit ends with.
+trains the network so that, per action, the best of its moves' values (the network's value
+of the position for the seat that moved, ``afterstate_values``; exact where the move ends the
+deal) matches the search's. The loss is on each decision's values less their mean, as only
+the order of a decision's moves decides the play, plus a twentieth of the plain squared error
+to anchor the level. ``regret`` is what the network's pick gives up by the search's values,
+the figure ``scopa imitation`` reports for a policy network. Given a ``progress`` file, ``fit``
+saves itself there after each epoch and a stopped fit carries on from its last saved epoch,
+ending with the weights an uninterrupted fit ends with. The same fit, on other decisions'
+moves (``moves_of``), teaches ``agents.seat_value.SeatValue`` (``training.seat_value``).
 """
 
 from __future__ import annotations
