@@ -32,6 +32,7 @@ seat-value``), as ``training.last_round`` fits the last round's.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import numpy as np
@@ -94,19 +95,16 @@ def _threats(rules: Rules) -> Callable[[int], np.ndarray]:
     """A memoised ``table -> (30,)``: per card value, whether it captures, whether it sweeps
     the table and the most cards it takes / 4, under ``rules``."""
     captures = capture_table(rules)
-    memo: dict[int, np.ndarray] = {}
 
+    @functools.lru_cache(maxsize=1 << 16)
     def threats(table: int) -> np.ndarray:
-        out = memo.get(table)
-        if out is None:
-            out = np.zeros(30, np.float32)
-            for value in range(1, 11):
-                options = captures(table, value)
-                if options:
-                    out[value - 1] = 1.0
-                    out[10 + value - 1] = float(table in options)
-                    out[20 + value - 1] = max(o.bit_count() for o in options) / 4.0
-            memo[table] = out
+        out = np.zeros(30, np.float32)
+        for value in range(1, 11):
+            options = captures(table, value)
+            if options:
+                out[value - 1] = 1.0
+                out[10 + value - 1] = float(table in options)
+                out[20 + value - 1] = max(o.bit_count() for o in options) / 4.0
         return out
 
     return threats

@@ -156,6 +156,11 @@ TINY = {
 SEVENS_AND_COINS = "7D 7C 7S 7B AD 2D 3D 4D 5D 6D JC QC KC JS QS KS 2B 3B 4B QB KB"
 
 
+def card_mask(names: str) -> int:
+    """The card mask of names such as ``"7D KB"``."""
+    return mask_of(parse_cards(names))
+
+
 def last_round(mine: str, theirs: str, table: str, my_pile: str) -> Deal:
     """A last-round position (stock empty), player 0 to lead; player 1 captured the rest."""
     placed = [parse_cards(names) for names in (mine, theirs, table, my_pile)]

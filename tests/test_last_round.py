@@ -12,6 +12,7 @@ import torch
 from conftest import (
     SEVENS_AND_COINS,
     assert_plays_a_match,
+    card_mask,
     choice_at,
     last_round,
     observe_deal,
@@ -40,10 +41,6 @@ from training.last_round import afterstates_of, fit, regret, save
 from training.warm_start import Decisions, MoveValueTeacher
 
 
-def mask(names: str) -> int:
-    return sum(1 << c for c in parse_cards(names))
-
-
 class PileCounter:
     """A stand-in network: the seat to move's pile size minus the other's, so that the player
     reading it takes as many cards as it can."""
@@ -66,7 +63,18 @@ def network(tmp_path: Path) -> Path:
 def test_the_tokens_and_scores_of_a_hand_built_position() -> None:
     # The seat to move holds 7D AC, the other 2S; 3B on the table; the mover's pile holds
     # 2D 3D, the other's KS; scope 1 to 0; the other seat took last.
-    row = (mask("7D AC"), mask("2S"), mask("3B"), mask("2D 3D"), mask("KS"), 1, 0, 2, 0, 1)
+    row = (
+        card_mask("7D AC"),
+        card_mask("2S"),
+        card_mask("3B"),
+        card_mask("2D 3D"),
+        card_mask("KS"),
+        1,
+        0,
+        2,
+        0,
+        1,
+    )
     tokens, counts, g = encode(np.array([row]))
     assert tokens.shape == (1, 4, TOKEN_FEATURES) and g.shape == (1, GLOBAL_FEATURES)
     assert counts.tolist() == [4]

@@ -11,6 +11,7 @@ import torch
 from conftest import (
     SEVENS_AND_COINS,
     assert_plays_a_match,
+    card_mask,
     choice_at,
     last_round,
     observe_deal,
@@ -29,10 +30,6 @@ from scopa_env.rules import Rules
 from training.last_round import afterstates_of, fit, regret, save
 from training.seat_value import seat_afterstates
 from training.warm_start import Decisions, collect
-
-
-def mask(names: str) -> int:
-    return sum(1 << c for c in parse_cards(names))
 
 
 @pytest.fixture
@@ -56,15 +53,15 @@ def sweep_rows() -> tuple[InfoState, dict[int, tuple[int, ...]]]:
 def test_each_move_leaves_the_position_the_mover_sees() -> None:
     info, rows = sweep_rows()
     assert sorted(rows) == sorted(parse_cards("7D KB 2C"))
-    unseen = (1 << 40) - 1 - mask("7D KB 2C 3S 4S AC AS")  # the other hand and the stock
+    unseen = (1 << 40) - 1 - card_mask("7D KB 2C 3S 4S AC AS")  # the other hand and the stock
     assert info.unseen == unseen
     # 7D takes 3S+4S, the whole table: a scopa, and the last capture is mine.
     assert rows[parse_card("7D")] == (
-        mask("KB 2C"), unseen, 0, mask("7D 3S 4S"), mask("AC AS"), 1, 0, 1, 30, 3
+        card_mask("KB 2C"), unseen, 0, card_mask("7D 3S 4S"), card_mask("AC AS"), 1, 0, 1, 30, 3
     )  # fmt: skip
     # KB trails: the table grows, the last capture stays the opponent's.
     assert rows[parse_card("KB")] == (
-        mask("7D 2C"), unseen, mask("3S 4S KB"), 0, mask("AC AS"), 0, 0, 2, 30, 3
+        card_mask("7D 2C"), unseen, card_mask("3S 4S KB"), 0, card_mask("AC AS"), 0, 0, 2, 30, 3
     )  # fmt: skip
 
 
