@@ -116,3 +116,46 @@ def test_the_pool_can_hold_the_search_player_for_a_collection_against_it() -> No
     # Without it in the pool the baselines are the three rule players, seeded as before.
     env, _, _ = warm_start_task(_config(), 0)
     assert sorted(env.baselines) == ["greedy", "heuristic", "random"]
+
+
+def _pool(opponents: dict[str, float], **warm_start: object) -> object:
+    return validate(
+        {**TINY, "selfplay": {**TINY["selfplay"], "opponents": opponents},
+         "warm_start": {**TINY["warm_start"], **warm_start}}
+    )  # fmt: skip
+
+
+def test_the_pool_member_rollin_is_another_copy_of_the_rollin_player() -> None:
+    """Against ``rollin`` the games are those against the player it copies: greedy rolling in
+    against itself meets the positions it meets against the pool's greedy."""
+    itself = _pool({"rollin": 1.0}, rollin="greedy")
+    env, teacher, rollin = warm_start_task(itself, 0)
+    assert (
+        isinstance(env.baselines["rollin"], GreedyAgent) and env.baselines["rollin"] is not rollin
+    )
+    against_itself = collect(env, teacher, 300, 1.0, rollin=rollin)
+    env, teacher, rollin = warm_start_task(_pool({"greedy": 1.0}, rollin="greedy"), 0)
+    against_greedy = collect(env, teacher, 300, 1.0, rollin=rollin)
+    for field in ("obs", "masks", "actions", "returns"):
+        np.testing.assert_array_equal(
+            getattr(against_itself, field), getattr(against_greedy, field)
+        )
+
+    env, _, _ = warm_start_task(_pool({"rollin": 1.0}, rollin="random"), 0)
+    assert isinstance(env.baselines["rollin"], RandomAgent)
+    moved = collect(env, GreedyAgent(), 300, 1.0, rollin=RandomAgent(seed=5))
+    n = min(len(moved.obs), len(against_greedy.obs))
+    assert not np.array_equal(moved.obs[:n], against_greedy.obs[:n])  # the copy is random now
+
+
+def test_the_pool_member_rollin_needs_a_rollin_that_plays_row_by_row() -> None:
+    with pytest.raises(ConfigError, match="names 'rollin'.*warm_start.rollin is null"):
+        _pool({"rollin": 1.0})
+    follows = _pool(
+        {"rollin": 1.0},
+        teacher="alphabeta",
+        rollin="alphabeta",
+        rollin_options={"samples": 2, "depth": 1, "infer": True},
+    )
+    with pytest.raises(ConfigError, match="follows the deal.*cannot be an opponent"):
+        warm_start_task(follows, 0)

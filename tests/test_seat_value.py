@@ -222,7 +222,7 @@ def test_the_command_fits_a_network_the_player_plays(tmp_path: Path, capsys) -> 
         main([*args[:4], str(again), "--init", str(out), *wider])
 
 
-def test_the_dagger_config_plays_the_network_against_the_search(network: Path) -> None:
+def test_the_dagger_config_plays_the_network_against_the_search_and_itself(network: Path) -> None:
     from training.config import load_config
     from training.train import warm_start_task
 
@@ -231,6 +231,10 @@ def test_the_dagger_config_plays_the_network_against_the_search(network: Path) -
     )
     env, teacher, rollin = warm_start_task(config, 0)
     assert isinstance(rollin, SeatValueAgent) and type(teacher).__name__ == "ValueAlphaBetaAgent"
-    assert set(env.draw_opponents()) <= {"ismcts", "heuristic"}
+    assert (
+        isinstance(env.baselines["rollin"], SeatValueAgent)
+        and env.baselines["rollin"] is not rollin
+    )
+    assert set(env.draw_opponents()) <= {"ismcts", "rollin"}
     with pytest.raises(PlayerError, match="seat_value needs network=PATH"):
         warm_start_task(load_config("configs/dagger_seat_value.yaml"), 0)

@@ -21,8 +21,18 @@ from scopa_env.tables import Table, resolve_table
 
 #: The folder a relative ``export_to`` is inside: the repository, not the working directory.
 REPOSITORY = Path(__file__).resolve().parents[1]
-#: Opponents the self-play pool can draw: batched baselines and frozen copies of the learner.
-POOL_MEMBERS = ("random", "greedy", "heuristic", "ismcts", "snapshot", "latest", "start")
+#: Opponents the self-play pool can draw: batched baselines, the warm start's roll-in player
+#: and frozen copies of the learner.
+POOL_MEMBERS = (
+    "random",
+    "greedy",
+    "heuristic",
+    "ismcts",
+    "rollin",
+    "snapshot",
+    "latest",
+    "start",
+)
 #: Baselines the periodic evaluation can play against (any ``agents.make_agent`` name works),
 #: and ``clone``: the run's own warm start (``clone.zip``), PPO's starting point.
 EVAL_OPPONENTS = ("random", "greedy", "heuristic", "ismcts", "clone")
@@ -142,7 +152,8 @@ class SelfPlayConfig(Section):
     groups: int = Field(default=8, ge=1)
     #: Probability of each pool member: ``random``, ``greedy``, ``heuristic``, ``ismcts`` (the
     #: baselines; the search player for a warm start's decisions against it, too slow for
-    #: PPO), ``snapshot`` (a uniformly chosen frozen snapshot), ``latest`` (the newest snapshot) and
+    #: PPO), ``rollin`` (another copy of ``warm_start.rollin``: DAgger against itself),
+    #: ``snapshot`` (a uniformly chosen frozen snapshot), ``latest`` (the newest snapshot) and
     #: ``start`` (the run's starting point, its clone, frozen before the first update and kept
     #: all run: what PPO has to beat head to head). Until the first snapshot exists, the
     #: snapshot share goes to the baselines.
@@ -504,6 +515,11 @@ class TrainConfig(Section):
         if self.n_envs % self.selfplay.groups:
             raise ValueError(
                 f"n_envs={self.n_envs} must be a multiple of selfplay.groups={self.selfplay.groups}"
+            )
+        if self.selfplay.opponents.get("rollin") is not None and self.warm_start.rollin is None:
+            raise ValueError(
+                "selfplay.opponents names 'rollin', the warm start's roll-in player, but "
+                "warm_start.rollin is null"
             )
         return self
 

@@ -27,9 +27,10 @@ from training.deal_baseline import DealBaseline
 if TYPE_CHECKING:
     from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
-#: The rule players a pool can hold beside snapshots (``ismcts``: for collecting decisions
-#: against the search player, at its defaults; at some 16 ms a move it is too slow for PPO).
-BASELINES = ("random", "greedy", "heuristic", "ismcts")
+#: The players a pool can hold beside snapshots (``ismcts``: for collecting decisions against
+#: the search player, at its defaults; at some 16 ms a move it is too slow for PPO; ``rollin``:
+#: a copy of the warm start's roll-in player).
+BASELINES = ("random", "greedy", "heuristic", "ismcts", "rollin")
 SNAPSHOT_KINDS = ("snapshot", "latest", "start")
 
 

@@ -453,6 +453,13 @@ def make_training_env(config: TrainConfig, pool: Any) -> Any:
     }
     if "ismcts" in config.selfplay.opponents:  # only then: the others' seeds stay as they were
         baselines["ismcts"] = ISMCTSAgent(rules, seed=config.seed + 7)
+    if "rollin" in config.selfplay.opponents:
+        baselines["rollin"] = rollin_player(config, config.seed + 8)
+        if getattr(baselines["rollin"], "follows_deal", False):
+            raise ConfigError(
+                f"selfplay.opponents: rollin={config.warm_start.rollin!r} follows the deal, and "
+                "one copy of a pool member plays every game's row: it cannot be an opponent"
+            )
     return PoolVecEnv(
         config.n_envs,
         config.selfplay.groups,
