@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import time
 from pathlib import Path
 
 from training.config import ConfigError, is_rllib_config, load_config
-from training.train import train
+from training.train import collect_decisions, train
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -19,9 +20,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--run-dir", type=Path, help="run folder (default: runs/NAME-TIMESTAMP)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--collect-only",
+        action="store_true",
+        help="play the warm start's decisions into RUN_DIR/warm_start and stop (no clone, no "
+        "PPO); --resume RUN_DIR continues them, or the whole run without this flag",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
+    config_file = args.config if args.resume is None else args.resume / "config.yaml"
+    if args.collect_only and config_file and config_file.is_file() and is_rllib_config(config_file):
+        raise ConfigError("--collect-only plays a warm start's tasks; an RLlib run has none")
     if args.resume is not None:
         if args.config is not None:
             raise ConfigError("--resume uses the run's own config.yaml; drop --config")
@@ -41,6 +51,18 @@ def run(args: argparse.Namespace) -> int:
         if rllib:
             return _rllib(args.config, args.overrides, args.run_dir)
         config = load_config(args.config, args.overrides)
+    if args.collect_only:
+        run_dir = args.resume or args.run_dir
+        if run_dir is None:
+            raise ConfigError("--collect-only saves the decisions in a run folder: give --run-dir")
+        start = time.perf_counter()
+        decisions = collect_decisions(config, run_dir, resume=args.resume is not None)
+        print(
+            f"{decisions:,} decisions in {run_dir / 'warm_start'} "
+            f"({time.perf_counter() - start:.0f} s); clone and train on them with "
+            f"scopa train --resume {run_dir}"
+        )
+        return 0
     result = train(
         config,
         run_dir=args.resume or args.run_dir,

@@ -391,6 +391,56 @@ def test_a_warm_start_stopped_in_its_workers_resumes_from_the_finished_tasks(
     _assert_same_warm_run(warm_finished, run)
 
 
+def test_decisions_collected_alone_are_the_runs_and_a_resume_trains_on_them(
+    warm_finished: Path, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """``--collect-only`` plays the tasks a whole run plays and stops before its clone; a
+    resume clones those very files and ends as the run that never stopped."""
+    import numpy as np
+
+    from cli.main import main
+
+    run, config = tmp_path / "run", str(_config_file(tmp_path, WARM))
+    assert main(["train", "--config", config, "--run-dir", str(run), "--collect-only"]) == 0
+    tasks = sorted(p.name for p in (run / "warm_start").iterdir())
+    assert tasks == sorted(p.name for p in (warm_finished / "warm_start").iterdir())
+    played = sum(len(np.load(warm_finished / "warm_start" / n)["actions"]) for n in tasks)
+    assert f"{played:,} decisions in {run / 'warm_start'}" in capsys.readouterr().out
+    for name in tasks:
+        with (
+            np.load(run / "warm_start" / name) as a,
+            np.load(warm_finished / "warm_start" / name) as b,
+        ):
+            assert sorted(a.files) == sorted(b.files)
+            assert all(np.array_equal(a[k], b[k]) for k in a.files)
+    assert not any((run / name).exists() for name in ("clone.zip", "final.zip", "checkpoints"))
+
+    (run / "warm_start" / tasks[3]).unlink()  # as if stopped before its fourth task was saved
+    stamps = {p.name: p.stat().st_mtime_ns for p in (run / "warm_start").iterdir()}
+    assert main(["train", "--resume", str(run), "--collect-only"]) == 0
+    assert sorted(p.name for p in (run / "warm_start").iterdir()) == tasks
+    assert all((run / "warm_start" / n).stat().st_mtime_ns == t for n, t in stamps.items())
+
+    assert main(["train", "--resume", str(run), "--no-progress"]) == 0
+    assert "starting again from the saved tasks" in capsys.readouterr().out
+    assert all((run / "warm_start" / n).stat().st_mtime_ns == t for n, t in stamps.items())
+    _assert_same_warm_run(warm_finished, run)
+
+
+def test_collecting_alone_refuses_what_it_cannot_save(tmp_path: Path) -> None:
+    from training.train import collect_decisions
+
+    in_one_process = validate({**WARM, "warm_start": {**WARM["warm_start"], "workers": None}})
+    with pytest.raises(ConfigError, match="needs warm_start.teacher and warm_start.workers"):
+        collect_decisions(in_one_process, tmp_path / "a")
+    with pytest.raises(ConfigError, match="needs warm_start.teacher and warm_start.workers"):
+        collect_decisions(validate(TINY | {"warm_start": {}}), tmp_path / "b")
+    (tmp_path / "c").mkdir()
+    with pytest.raises(ConfigError, match="already exists: continue it with --resume"):
+        collect_decisions(validate(WARM), tmp_path / "c")
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+
+
 #: What ``scopa eval ... --deals 24 --chunk 2 --workers 2`` calls: twelve tasks.
 EVAL_POINTS = [
     ("evaluation.harness:Journal.write", 11),  # in the parent, as each task finishes

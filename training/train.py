@@ -92,6 +92,45 @@ def train(
             raise KeyboardInterrupt(how) from None
 
 
+def collect_decisions(config: TrainConfig, run_dir: Path | str, resume: bool = False) -> int:
+    """Play the warm start's decisions into ``run_dir/warm_start`` and stop: no clone, no PPO.
+
+    The tasks are those ``train`` would play (the same seeds), so ``scopa train --resume
+    run_dir`` later clones them and trains on, and ``scopa last-round``/``seat-value`` fit
+    networks to them. Resumed, it plays only the tasks not yet saved. Returns the decisions.
+    """
+    cfg = config.warm_start
+    if cfg.teacher is None or cfg.workers is None:
+        raise ConfigError(
+            "collecting decisions needs warm_start.teacher and warm_start.workers (the tasks "
+            f"are saved one file each), got teacher={cfg.teacher!r}, workers={cfg.workers!r}"
+        )
+    run_dir = Path(run_dir)
+    if resume:
+        check_resume(load_config(run_dir / "config.yaml"), config)
+    elif run_dir.exists():
+        raise ConfigError(
+            f"run folder {run_dir} already exists: continue it with --resume {run_dir}, or "
+            "choose another run_dir"
+        )
+    from training.warm_start import collect_in_tasks
+
+    with folder_lock(run_dir):
+        write_text(run_dir / "config.yaml", dump_config(config))
+        if not (run_dir / "meta.json").is_file():
+            write_text(run_dir / "meta.json", json.dumps(run_metadata(config), indent=2) + "\n")
+        data = collect_in_tasks(
+            functools.partial(warm_start_task, config),
+            cfg.samples,
+            cfg.task_samples,
+            config.ppo.gamma,
+            cfg.workers,
+            run_dir / "warm_start",
+            cfg.ray,
+        )
+    return len(data.actions)
+
+
 def _report_stop(run_dir: Path, config: TrainConfig, live: dict[str, Any], how: str) -> None:
     """Write the stopped run's partial report from its live counters (``_train``'s ``live``).
 
