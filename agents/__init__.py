@@ -34,6 +34,7 @@ from agents.openspiel_bot import OpenSpielISMCTSAgent
 from agents.policy import SHIPPED_CHECKPOINTS, PolicyAgent
 from agents.random_agent import RandomAgent
 from agents.rollout import RolloutAgent
+from agents.seat_search import SeatSearchAgent
 from agents.seat_value import SeatValueAgent
 from scopa_env.errors import CheckpointNotFoundError, PlayerError, ScopaError, UnknownPlayerError
 
@@ -51,6 +52,7 @@ AGENTS: dict[str, type] = {
     "rollout": RolloutAgent,
     "last_round": LastRoundAgent,
     "seat_value": SeatValueAgent,
+    "seat_search": SeatSearchAgent,
     "openspiel-ismcts": OpenSpielISMCTSAgent,
 }
 

@@ -51,7 +51,7 @@ from agents.last_round import (
 from agents.last_round import encode as encode_last_round
 from agents.seats import SeatView
 from scopa_env.captures import capture_table
-from scopa_env.engine import MaskMove
+from scopa_env.engine import Deal, MaskMove
 from scopa_env.errors import PlayerError
 from scopa_env.info_state import InfoState
 from scopa_env.observation import OBS_SIZE
@@ -144,24 +144,30 @@ def seat_rows(
     info: InfoState, vector: np.ndarray, rules: Rules
 ) -> tuple[list[MaskMove], list[tuple[int, ...]]]:
     """The legal moves of a two-player decision and, for each, the ``SEAT_FIELDS`` row of the
-    position it leaves as the mover sees it: its hand after the move, the unseen cards, the
-    table, its pile, the other's, its scope, the other's, the last capture (0 nobody's, 1 its,
-    2 the other's), the stock's size and the other hand's."""
+    position it leaves as the mover sees it (``afterstate_row``)."""
     deal = SeatView.from_info(info, vector).position(rules)  # the mover in seat 0
     moves = info.legal_moves(rules)
-    rows: list[tuple[int, ...]] = []
-    for card, capture in moves:
-        child = deal.copy()
-        child.play_unchecked(card, capture)
-        _hands, table, piles, _played, _stock, scope, last, _dealer, _live = child.view()
-        last_code = 0 if last is None else 1 if last == 0 else 2
-        rows.append(
-            (
-                info.full_hand & ~(1 << card), info.unseen, table, piles[0], piles[1],
-                scope[0], scope[1], last_code, info.stock_size, info.opp_hand_size,
-            )
-        )  # fmt: skip
-    return moves, rows
+    return moves, [afterstate_row(deal, card, capture)[0] for card, capture in moves]
+
+
+def afterstate_row(deal: Deal, card: int, capture: int) -> tuple[tuple[int, ...], Deal]:
+    """The ``SEAT_FIELDS`` row of the position a move of the seat to move leaves, as that seat
+    sees it, and the deal after the move: its hand after the move, the cards it has not seen
+    (the other hand and the stock), the table, its pile, the other's, its scope, the other's,
+    the last capture (0 nobody's, 1 its, 2 the other's), the stock's size and the other
+    hand's. Hands and stock are read before a new round is dealt: what the move leaves."""
+    before = deal.view()
+    hands, stock, seat = before[0], before[4], deal.current_player
+    hand, other_hand = hands[seat] & ~(1 << card), hands[1 - seat].bit_count()
+    child = deal.copy()
+    child.play_unchecked(card, capture)
+    _, table, piles, _, _, scope, last, _, live = child.view()
+    last_code = 0 if last is None else 1 if last == seat else 2
+    row = (
+        hand, live & ~hand, table, piles[seat], piles[1 - seat],
+        scope[seat], scope[1 - seat], last_code, stock, other_hand,
+    )  # fmt: skip
+    return row, child
 
 
 class SeatValueAgent:
@@ -215,7 +221,7 @@ class SeatValueAgent:
             )
         actions = np.empty(len(masks), np.int64)
         rows: list[tuple[int, ...]] = []
-        choices: list[tuple[int, list[int]]] = []
+        choices: list[tuple[int, list[int], int, Callable[[np.ndarray], np.ndarray]]] = []
         for i, vector in enumerate(observations):
             observation = {"observation": vector, "action_mask": masks[i]}
             info = InfoState.from_observation(vector)
@@ -226,15 +232,15 @@ class SeatValueAgent:
             if len(moves) == 1:
                 actions[i] = info.action(moves[0])
                 continue
-            choices.append((i, [info.action(move) for move in moves]))
-            rows.extend(afterstates)
+            valued, move_values = self.rows_to_value(info, vector, moves, afterstates)
+            choices.append((i, [info.action(move) for move in moves], len(valued), move_values))
+            rows.extend(valued)
         if choices:
             values = self.net.values(np.array(rows, np.int64))
             start = 0
-            for i, options in choices:
-                best = int(np.argmax(values[start : start + len(options)]))
-                actions[i] = options[best]
-                start += len(options)
+            for i, options, n, move_values in choices:
+                actions[i] = options[int(np.argmax(move_values(values[start : start + n])))]
+                start += n
                 check_action(
                     {"observation": observations[i], "action_mask": masks[i]},
                     actions[i],
@@ -242,5 +248,20 @@ class SeatValueAgent:
                 )
         return actions
 
+    def rows_to_value(
+        self,
+        info: InfoState,
+        vector: np.ndarray,
+        moves: list[MaskMove],
+        afterstates: list[tuple[int, ...]],
+    ) -> tuple[list[tuple[int, ...]], Callable[[np.ndarray], np.ndarray]]:
+        """The rows the network values for a decision with a choice, and how their values
+        make each move's: here each move's afterstate, valued as it is."""
+        return afterstates, _as_they_are
+
     def __repr__(self) -> str:
         return f"SeatValueAgent(width={self.net.width}, rules={self.rules})"
+
+
+def _as_they_are(values: np.ndarray) -> np.ndarray:
+    return values
