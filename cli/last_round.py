@@ -19,7 +19,7 @@ from agents.last_round import LastRoundValue
 from cli.rules_args import add_rules_arguments, rules_from_args
 from scopa_env.rules import Rules
 from training.imitation import read_tasks
-from training.last_round import Afterstates, afterstates_of, fit, regret, save
+from training.last_round import LEVEL_WEIGHT, Afterstates, afterstates_of, fit, regret, save
 from training.warm_start import Decisions
 
 
@@ -43,6 +43,13 @@ def add_arguments(parser: argparse.ArgumentParser, width: int = 64) -> None:
     parser.add_argument("--heads", type=int, default=4)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
+        "--level-weight",
+        type=float,
+        default=LEVEL_WEIGHT,
+        help="the weight of the plain squared error beside the one centred on each decision: "
+        "more ties values of different positions to one scale (a search compares them)",
+    )
+    parser.add_argument(
         "--init",
         type=Path,
         help="a saved network of the same shape and rules whose weights the fit starts from",
@@ -64,6 +71,8 @@ def fit_command(
     arguments of ``add_arguments`` say, and write it to ``--out``."""
     if args.epochs < 1 or args.batch_size < 1 or not args.learning_rate > 0:
         raise SystemExit("--epochs and --batch-size must be positive, --learning-rate above 0")
+    if not args.level_weight >= 0:
+        raise SystemExit(f"--level-weight must be 0 or more, got {args.level_weight}")
     rules = rules_from_args(args)
     start = time.perf_counter()
     data = extract(read_tasks(*args.tasks), rules)
@@ -96,6 +105,7 @@ def fit_command(
         "layers": args.layers,
         "heads": args.heads,
         "seed": args.seed,
+        "level_weight": args.level_weight,
         "rules": rules.to_dict(),
     }
 
@@ -113,7 +123,7 @@ def fit_command(
         print(f"held-out regret of {args.init}: {mean:.4f} ± {half:.4f} points/decision")
     fit(
         data, net, args.epochs, args.batch_size, args.learning_rate, args.seed, report,
-        progress, identity,
+        progress, identity, args.level_weight,
     )  # fmt: skip
     save(net, args.out)
     progress.unlink()

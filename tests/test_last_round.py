@@ -37,7 +37,7 @@ from scopa_env.engine import Deal
 from scopa_env.errors import CheckpointError, PlayerError
 from scopa_env.info_state import InfoState
 from scopa_env.rules import Rules
-from training.last_round import afterstates_of, fit, regret, save
+from training.last_round import _Batches, afterstates_of, fit, regret, save
 from training.warm_start import Decisions, MoveValueTeacher
 
 
@@ -243,6 +243,23 @@ def test_fitting_lowers_the_regret_on_the_decisions_fitted() -> None:
     assert after_fit < before / 2 and half >= 0
 
 
+def test_the_level_weight_ties_the_values_to_the_search_s_scale() -> None:
+    """With the loss centred on each decision alone, a value can be off by any amount the
+    same for every move of a decision; the plain squared error puts it on the search's scale."""
+    after = afterstates_of(decisions(), Rules())
+    actions = np.arange(len(after.target))
+
+    def level_error(weight: float) -> float:
+        torch.manual_seed(0)
+        net = LastRoundValue(width=16, layers=1, heads=2)
+        fit(after, net, 4, 8, 3e-3, 0, level_weight=weight)
+        with torch.no_grad():
+            values = _Batches(after).predict(net, actions).numpy()
+        return float(((values - after.target) ** 2).mean())
+
+    assert level_error(1.0) < level_error(0.0) / 2
+
+
 class _Stop(Exception):
     pass
 
@@ -295,6 +312,23 @@ def task_folder(tmp_path: Path) -> Path:
     tasks.mkdir()
     np.savez(tasks / "task_0000.npz", **decisions()._asdict())
     return tasks
+
+
+@pytest.mark.parametrize(
+    ("option", "problem"),
+    [
+        (["--epochs", "0"], "--epochs and --batch-size must be positive"),
+        (["--learning-rate", "0"], "--learning-rate above 0"),
+        (["--level-weight", "-0.5"], "--level-weight must be 0 or more, got -0.5"),
+    ],
+)
+def test_the_command_refuses_a_fit_it_cannot_run(
+    tmp_path: Path, option: list[str], problem: str
+) -> None:
+    out = tmp_path / "net.pt"
+    with pytest.raises(SystemExit, match=problem):
+        main(["last-round", "--tasks", str(tmp_path), "--out", str(out), *option])
+    assert not out.exists()
 
 
 def test_the_command_fits_and_saves_a_network(tmp_path: Path, capsys) -> None:

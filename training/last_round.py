@@ -9,11 +9,12 @@ trains the network so that, per action, the best of its moves' values (the netwo
 of the position for the seat that moved, ``afterstate_values``; exact where the move ends the
 deal) matches the search's. The loss is on each decision's values less their mean, as only
 the order of a decision's moves decides the play, plus a twentieth of the plain squared error
-to anchor the level. ``regret`` is what the network's pick gives up by the search's values,
-the figure ``scopa imitation`` reports for a policy network. Given a ``progress`` file, ``fit``
-saves itself there after each epoch and a stopped fit carries on from its last saved epoch,
-ending with the weights an uninterrupted fit ends with. The same fit, on other decisions'
-moves (``moves_of``), teaches ``agents.seat_value.SeatValue`` (``training.seat_value``).
+to anchor the level (``LEVEL_WEIGHT``). ``regret`` is what the network's pick gives up by the
+search's values, the figure ``scopa imitation`` reports for a policy network. Given a
+``progress`` file, ``fit`` saves itself there after each epoch and a stopped fit carries on
+from its last saved epoch, ending with the weights an uninterrupted fit ends with. The same
+fit, on other decisions' moves (``moves_of``), teaches ``agents.seat_value.SeatValue``
+(``training.seat_value``).
 """
 
 from __future__ import annotations
@@ -162,12 +163,18 @@ class _Batches:
         return _ranges(starts, ends), np.repeat(np.arange(len(decisions)), ends - starts)
 
 
-def _loss(predicted: torch.Tensor, target: torch.Tensor, owner: np.ndarray, n: int) -> torch.Tensor:
+#: The weight of the plain squared error in ``fit``'s loss, beside the centred one.
+LEVEL_WEIGHT = 0.05
+
+
+def _loss(
+    predicted: torch.Tensor, target: torch.Tensor, owner: np.ndarray, n: int, level: float
+) -> torch.Tensor:
     error = predicted - target
     index = torch.from_numpy(owner)
     sizes = torch.zeros(n).index_add_(0, index, torch.ones_like(error))
     mean = torch.zeros(n).index_add_(0, index, error) / sizes
-    return ((error - mean[index]) ** 2).mean() + 0.05 * (error**2).mean()
+    return ((error - mean[index]) ** 2).mean() + level * (error**2).mean()
 
 
 def regret(net: LastRoundValue, data: Afterstates, chunk: int = 4096) -> tuple[float, float]:
@@ -197,9 +204,12 @@ def fit(
     after_epoch: Callable[[int, float], None] | None = None,
     progress: Path | None = None,
     identity: Mapping[str, Any] | None = None,
+    level_weight: float = LEVEL_WEIGHT,
 ) -> float:
     """Train ``net`` on ``data`` (module doc), one-cycle learning rate; returns the last
     epoch's mean loss. ``after_epoch(epoch, loss)`` is called after each epoch.
+    ``level_weight`` weighs the plain squared error beside the centred one: more of it ties
+    the values of different positions to one scale, as a search comparing them needs.
 
     With ``progress``, the fit's whole state is written there atomically after each epoch, and
     a fit that finds one there carries on after its epoch. ``identity`` (the arguments that
@@ -234,7 +244,8 @@ def fit(
         for step in range(steps_per_epoch):
             decisions = order[step * batch_size : (step + 1) * batch_size]
             pairs, owner = batches.pairs_of(decisions)
-            loss = _loss(batches.predict(net, pairs), target[pairs], owner, len(decisions))
+            predicted = batches.predict(net, pairs)
+            loss = _loss(predicted, target[pairs], owner, len(decisions), level_weight)
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
