@@ -37,7 +37,7 @@ class SeatSearchAgent(SeatValueAgent):
     Args:
         rules: the rules (a ``Rules``, preset name or option dict); the networks' must match.
         seed: seeds the sampled deals.
-        network: the path of a ``SeatValue`` (``scopa seat-value`` writes one).
+        network: the path of a ``SeatValue``; the shipped one by default.
         value: the path of the last round's ``LastRoundValue``; the shipped one by default.
         samples: the deals sampled a decision.
         torch_threads: torch's threads, for the whole process.

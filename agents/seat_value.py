@@ -27,13 +27,15 @@ other hand describe the unseen cards instead (each suit's best primiera card, in
 | 404-413 | the mover's hand, cards of each rank / 3 |
 
 ``training.seat_value`` fits the network to a search's values of the moves (``scopa
-seat-value``), as ``training.last_round`` fits the last round's.
+seat-value``), as ``training.last_round`` fits the last round's. The shipped network, and how it
+was made, is in ``agents/pretrained_seat_value/``.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -72,7 +74,7 @@ class SeatValue(LastRoundValue):
     """
 
     FORMAT = "scopa-env seat value 1"
-    SHIPPED = None
+    SHIPPED = Path(__file__).resolve().parent / "pretrained_seat_value" / "seat_value.pt"
     WHAT = "seat-value network"
 
     def __init__(
@@ -177,7 +179,8 @@ class SeatValueAgent:
     Args:
         rules: the rules (a ``Rules``, preset name or option dict); the networks' must match.
         seed: accepted for a uniform constructor; the player is deterministic.
-        network: the path of a ``SeatValue`` (``scopa seat-value`` writes one).
+        network: the path of a ``SeatValue`` (``scopa seat-value`` writes one); the shipped
+            one (``agents/pretrained_seat_value/``) by default.
         value: the path of the last round's ``LastRoundValue``; the shipped one by default.
         torch_threads: torch's threads, for the whole process (as ``last_round``'s).
     """
@@ -193,10 +196,6 @@ class SeatValueAgent:
         torch_threads: int = 1,
     ) -> None:
         del seed
-        if network is None:
-            raise PlayerError(
-                "seat_value needs network=PATH, a seat-value network that `scopa seat-value` wrote"
-            )
         torch.set_num_threads(torch_threads)
         self.rules = resolve_rules(rules)
         self.net = SeatValue.load_for(network, self.rules)

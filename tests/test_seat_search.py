@@ -1,35 +1,23 @@
 """The search of one reply over the seat-value network (``agents.seat_search``), on hand-built
-positions with a stand-in network whose values can be worked out by hand."""
+positions with a stand-in network whose values can be worked out by hand, and with the shipped
+network on whole deals."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
-import torch
 from conftest import assert_plays_a_match, card_mask, observe_deal, play_deals
 from conftest import settebello_sweep as sweep_position
 
 from agents import GreedyAgent, SeatSearchAgent, SeatValueAgent, make_agent
 from agents.determinize import Determinizer
-from agents.seat_value import SeatValue, afterstate_row, seat_rows
+from agents.seat_value import afterstate_row, seat_rows
 from agents.seats import SeatView
 from scopa_env.cards import parse_card, parse_cards
 from scopa_env.engine import Deal
 from scopa_env.errors import PlayerError
 from scopa_env.info_state import InfoState
 from scopa_env.rules import Rules
-from training.last_round import save
-
-
-@pytest.fixture
-def network(tmp_path: Path) -> Path:
-    """An untrained small network's file."""
-    path = tmp_path / "seat.pt"
-    torch.manual_seed(0)
-    save(SeatValue(width=8, layers=1, heads=2), path)
-    return path
 
 
 class Material:
@@ -62,14 +50,12 @@ def test_a_reply_leaves_the_position_the_opponent_sees() -> None:
     )  # fmt: skip
 
 
-def test_each_move_is_worth_minus_the_best_reply_averaged_over_the_sampled_deals(
-    network: Path,
-) -> None:
+def test_each_move_is_worth_minus_the_best_reply_averaged_over_the_sampled_deals() -> None:
     """The player's values against the same sums worked out move by move on the same deals."""
     observation = observe_deal(sweep_position())
     vector = observation["observation"]
     info = InfoState.from_observation(vector)
-    player = SeatSearchAgent(network=str(network), seed=3, samples=5)
+    player = SeatSearchAgent(seed=3, samples=5)
     player.net = Material()  # type: ignore[assignment]
     moves, afterstates = seat_rows(info, vector, Rules())
     rows, move_values = player.rows_to_value(info, vector, moves, afterstates)
@@ -96,7 +82,7 @@ def test_each_move_is_worth_minus_the_best_reply_averaged_over_the_sampled_deals
     assert player.act(observation) == parse_card("7D")
 
 
-def test_the_search_passes_up_a_capture_that_leaves_a_sweep(network: Path) -> None:
+def test_the_search_passes_up_a_capture_that_leaves_a_sweep() -> None:
     """Second round, the opponent led and holds two of the 26 cards I have not seen; I hold
     QD 7D AB before KS 3B 4C 2S, my pile 4 cards, theirs 3. By the stand-in's values:
 
@@ -123,7 +109,7 @@ def test_the_search_passes_up_a_capture_that_leaves_a_sweep(network: Path) -> No
         last_capturer=1,
     )
     observation = observe_deal(deal)
-    search = SeatSearchAgent(network=str(network), seed=0, samples=1000)
+    search = SeatSearchAgent(seed=0, samples=1000)
     search.net = Material()  # type: ignore[assignment]
     vector = observation["observation"]
     info = InfoState.from_observation(vector)
@@ -134,12 +120,12 @@ def test_the_search_passes_up_a_capture_that_leaves_a_sweep(network: Path) -> No
     assert values[queen] == pytest.approx(2.36, abs=0.4)
     assert values[seven] == pytest.approx(3.17, abs=0.2)
     assert search.act(observation) == parse_card("7D")
-    one_ply = SeatValueAgent(network=str(network))
+    one_ply = SeatValueAgent()
     one_ply.net = Material()  # type: ignore[assignment]
     assert one_ply.act(observation) == parse_card("QD")
 
 
-def test_a_move_that_ends_the_round_is_valued_as_seat_value_values_it(network: Path) -> None:
+def test_a_move_that_ends_the_round_is_valued_as_seat_value_values_it() -> None:
     """The opponent has played its last card: no reply, the afterstates as they are."""
     hands, table = (parse_cards("5D"), ()), parse_cards("3S 2C 4S AB")
     theirs = parse_cards("7C 7B 7S 6C 6B")
@@ -157,15 +143,15 @@ def test_a_move_that_ends_the_round_is_valued_as_seat_value_values_it(network: P
     info = InfoState.from_observation(vector)
     moves, afterstates = seat_rows(info, vector, Rules())
     assert len(moves) == 2  # 3S+2C or 4S+AB
-    search = SeatSearchAgent(network=str(network), seed=0)
+    search = SeatSearchAgent(seed=0)
     rows, move_values = search.rows_to_value(info, vector, moves, afterstates)
     assert rows == afterstates
     np.testing.assert_array_equal(move_values(np.array([0.5, -1.0])), [0.5, -1.0])
-    assert search.act(observation) == SeatValueAgent(network=str(network)).act(observation)
+    assert search.act(observation) == SeatValueAgent().act(observation)
 
 
-def test_whole_deals_are_legal_and_a_batch_plays_as_one_by_one(network: Path) -> None:
-    search = make_agent("seat_search", network=str(network), seed=0, samples=3)
+def test_whole_deals_are_legal_and_a_batch_plays_as_one_by_one() -> None:
+    search = make_agent("seat_search", seed=0, samples=3)
     actions = play_deals({"player_0": search, "player_1": GreedyAgent()}, range(3))
     assert actions
     observations = []
@@ -177,21 +163,19 @@ def test_whole_deals_are_legal_and_a_batch_plays_as_one_by_one(network: Path) ->
         observation = env.observe(env.agent_selection)
         observations.append(observation)
         env.step(int(np.flatnonzero(observation["action_mask"])[0]))
-    one = SeatSearchAgent(network=str(network), seed=7, samples=3)
+    one = SeatSearchAgent(seed=7, samples=3)
     alone = [one.act(o) for o in observations]
-    batch = SeatSearchAgent(network=str(network), seed=7, samples=3)
+    batch = SeatSearchAgent(seed=7, samples=3)
     together = batch.act_batch(
         np.stack([o["observation"] for o in observations]),
         np.stack([o["action_mask"] for o in observations]),
     )
     assert together.tolist() == alone
-    assert_plays_a_match(SeatSearchAgent(network=str(network), seed=1, samples=2))
+    assert_plays_a_match(SeatSearchAgent(seed=1, samples=2))
 
 
-def test_bad_options_are_refused(network: Path) -> None:
+def test_bad_options_are_refused() -> None:
     with pytest.raises(PlayerError, match="samples >= 1, got 0"):
-        SeatSearchAgent(network=str(network), samples=0)
-    with pytest.raises(PlayerError, match="needs network=PATH"):
-        make_agent("seat_search")
+        SeatSearchAgent(samples=0)
     with pytest.raises(PlayerError, match="'seat_search' has no option 'depth'"):
-        make_agent("seat_search", network=str(network), depth=2)
+        make_agent("seat_search", depth=2)

@@ -136,8 +136,6 @@ def test_the_player_batches_as_it_plays_and_never_plays_an_illegal_action(
 
 
 def test_bad_networks_and_tables_are_refused(network: Path, tmp_path: Path) -> None:
-    with pytest.raises(PlayerError, match="seat_value needs network=PATH"):
-        make_agent("seat_value")
     last = tmp_path / "last.pt"
     save(LastRoundValue(width=8, layers=1, heads=2), last)
     with pytest.raises(CheckpointError, match="is not a seat-value network"):
@@ -236,5 +234,19 @@ def test_the_dagger_config_plays_the_network_against_the_search_and_itself(netwo
         and env.baselines["rollin"] is not rollin
     )
     assert set(env.draw_opponents()) <= {"ismcts", "rollin"}
-    with pytest.raises(PlayerError, match="seat_value needs network=PATH"):
-        warm_start_task(load_config("configs/dagger_seat_value.yaml"), 0)
+    shipped = warm_start_task(load_config("configs/dagger_seat_value.yaml"), 0)[2]
+    assert shipped.net.width == SeatValue.load(SeatValue.SHIPPED).width  # the shipped network
+
+
+def test_the_shipped_network_takes_the_sweep_and_plays_by_default() -> None:
+    """``settebello_sweep``: 7D sweeps 3S+4S with the settebello, where KB and 2C trail and give
+    the opponent the table; the shipped network values the sweep highest."""
+    player = make_agent("seat_value")
+    assert player.net.rules == Rules() and player.net.width == 128
+    observation = observe_deal(sweep_position())
+    info = InfoState.from_observation(observation["observation"])
+    moves, rows = seat_rows(info, observation["observation"], Rules())
+    values = dict(zip((card for card, _ in moves), player.net.values(np.array(rows)), strict=True))
+    assert max(values, key=values.__getitem__) == parse_card("7D")
+    assert values[parse_card("7D")] > values[parse_card("KB")] + 1  # a scopa and the settebello
+    assert player.act(observation) == parse_card("7D")
