@@ -82,7 +82,8 @@ class SeatSearchAgent(SeatValueAgent):
         for _ in range(self.samples):
             deal = sampler.sample(self.rng)
             for card, capture in moves:
-                _, child = afterstate_row(deal, card, capture)
+                child = deal.copy()
+                child.play_unchecked(card, capture)
                 answers = child.legal_mask_moves()
                 rows.extend(afterstate_row(child, c, k)[0] for c, k in answers)
                 replies.append(len(answers))

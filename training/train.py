@@ -77,11 +77,8 @@ def train(
         saved = load_config(run_dir / "config.yaml")
         check_resume(saved, config)
     config.check_export()
-    if not resume and run_dir.exists():
-        raise ConfigError(
-            f"run folder {run_dir} already exists: continue it with --resume {run_dir}, or "
-            "choose another run_dir"
-        )
+    if not resume:
+        _refuse_existing(run_dir)
     live: dict[str, Any] = {}
     with folder_lock(run_dir):  # a second command writing this run folder is refused
         try:
@@ -108,11 +105,8 @@ def collect_decisions(config: TrainConfig, run_dir: Path | str, resume: bool = F
     run_dir = Path(run_dir)
     if resume:
         check_resume(load_config(run_dir / "config.yaml"), config)
-    elif run_dir.exists():
-        raise ConfigError(
-            f"run folder {run_dir} already exists: continue it with --resume {run_dir}, or "
-            "choose another run_dir"
-        )
+    else:
+        _refuse_existing(run_dir)
     from training.warm_start import collect_in_tasks
 
     with folder_lock(run_dir):
@@ -129,6 +123,15 @@ def collect_decisions(config: TrainConfig, run_dir: Path | str, resume: bool = F
             cfg.ray,
         )
     return len(data.actions)
+
+
+def _refuse_existing(run_dir: Path) -> None:
+    """A new run never writes into a folder that exists: another run's, or this one's to resume."""
+    if run_dir.exists():
+        raise ConfigError(
+            f"run folder {run_dir} already exists: continue it with --resume {run_dir}, or "
+            "choose another run_dir"
+        )
 
 
 def _report_stop(run_dir: Path, config: TrainConfig, live: dict[str, Any], how: str) -> None:
