@@ -441,6 +441,38 @@ def test_collecting_alone_refuses_what_it_cannot_save(tmp_path: Path) -> None:
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
 
 
+def test_a_resume_that_reads_saved_tasks_keeps_what_played_them(tmp_path: Path) -> None:
+    """Saved warm-start tasks were played with one seed, teacher, roll-in and pool: a resume
+    that plays the missing ones (collecting, or training before its first checkpoint) refuses
+    another, rather than mix two setups' decisions, and leaves the folder as it was."""
+    from training.config import check_resume, dump_config
+    from training.train import collect_decisions, train
+
+    run = tmp_path / "run"
+    (run / "warm_start").mkdir(parents=True)
+    (run / "config.yaml").write_text(dump_config(validate(WARM)))
+    (run / "warm_start" / "task_0000.npz").write_bytes(b"")  # read only after the check
+    ws, sp = WARM["warm_start"], WARM["selfplay"]
+    changes = [
+        ({"seed": 5}, "seed is 3 in the run, 5 asked"),
+        ({"warm_start": {**ws, "rollin": "heuristic"}}, "warm_start.rollin is None in the run"),
+        ({"warm_start": {**ws, "teacher_options": {"values": True}}}, "warm_start.teacher_opt"),
+        ({"selfplay": {**sp, "opponents": {"greedy": 1.0}}}, "selfplay.opponents is"),
+    ]
+    for change, named in changes:
+        changed = validate({**WARM, **change})
+        with pytest.raises(ConfigError, match=f"saved tasks do not allow: {named}"):
+            collect_decisions(changed, run, resume=True)
+        with pytest.raises(ConfigError, match=f"saved tasks do not allow: {named}"):
+            train(changed, run, resume=True, progress=False)
+    assert sorted(p.name for p in run.rglob("*")) == ["config.yaml", "task_0000.npz", "warm_start"]
+    assert (run / "config.yaml").read_text() == dump_config(validate(WARM))
+
+    more = validate({**WARM, "warm_start": {**ws, "samples": 4096}})
+    check_resume(validate(WARM), more, tasks_saved=True)  # more samples only add tasks
+    check_resume(validate(WARM), validate({**WARM, "seed": 5}))  # past the tasks, a checkpoint's
+
+
 #: What ``scopa eval ... --deals 24 --chunk 2 --workers 2`` calls: twelve tasks.
 EVAL_POINTS = [
     ("evaluation.harness:Journal.write", 11),  # in the parent, as each task finishes

@@ -671,15 +671,36 @@ FIXED_ON_RESUME = (
 )
 
 
-def check_resume(saved: TrainConfig, config: TrainConfig) -> None:
+#: What a run's saved warm-start tasks were played with. A resume that plays the missing
+#: tasks (no checkpoint yet) plays them with the same, or the decisions of two setups would mix.
+FIXED_BY_TASKS = (
+    "seed",
+    "episode",
+    "reward",
+    "shaping",
+    "ppo.gamma",
+    "warm_start.teacher",
+    "warm_start.teacher_options",
+    "warm_start.rollin",
+    "warm_start.rollin_options",
+    "warm_start.task_samples",
+    "selfplay.opponents",
+    "selfplay.groups",
+    "selfplay.max_snapshots",
+    "selfplay.baseline_play",
+)
+
+
+def check_resume(saved: TrainConfig, config: TrainConfig, tasks_saved: bool = False) -> None:
     """Refuse to resume a run with a config that contradicts what its checkpoints hold.
 
     The network's shape (its weights would not fit) and the rules (the variant would change
-    mid-run) stay as the run's ``config.yaml`` has them; anything else, such as a longer
-    ``total_timesteps`` or another evaluation, may change.
+    mid-run) stay as the run's ``config.yaml`` has them, and so does what played the saved
+    warm-start tasks while they are still to be read (``tasks_saved``); anything else, such
+    as a longer ``total_timesteps``, more warm-start samples or another evaluation, may change.
     """
     changed = []
-    for key in FIXED_ON_RESUME:
+    for key in FIXED_ON_RESUME + (FIXED_BY_TASKS if tasks_saved else ()):
         if key == "rules":
             old, new = saved.resolved_rules(), config.resolved_rules()
             shown = (describe_rules(old), describe_rules(new))
@@ -697,7 +718,7 @@ def check_resume(saved: TrainConfig, config: TrainConfig) -> None:
             changed.append(f"{key} is {shown[0]} in the run, {shown[1]} asked")
     if changed:
         raise ConfigError(
-            "cannot resume with a change the checkpoints do not allow: "
+            "cannot resume with a change the checkpoints or saved tasks do not allow: "
             + "; ".join(changed)
             + ". Start a new run for it (scopa train --config ...)"
         )

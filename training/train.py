@@ -74,8 +74,8 @@ def train(
     # 0. Nothing is written before the request is checked, and one command at a time.
     run_dir = Path(run_dir) if run_dir else default_run_dir(config)
     if resume:
-        saved = load_config(run_dir / "config.yaml")
-        check_resume(saved, config)
+        tasks_read = _saved_tasks(run_dir) > 0 and latest_checkpoint(run_dir) is None
+        check_resume(load_config(run_dir / "config.yaml"), config, tasks_saved=tasks_read)
     config.check_export()
     if not resume:
         _refuse_existing(run_dir)
@@ -104,7 +104,7 @@ def collect_decisions(config: TrainConfig, run_dir: Path | str, resume: bool = F
         )
     run_dir = Path(run_dir)
     if resume:
-        check_resume(load_config(run_dir / "config.yaml"), config)
+        check_resume(load_config(run_dir / "config.yaml"), config, tasks_saved=True)
     else:
         _refuse_existing(run_dir)
     from training.warm_start import collect_in_tasks
@@ -134,6 +134,10 @@ def _refuse_existing(run_dir: Path) -> None:
         )
 
 
+def _saved_tasks(run_dir: Path) -> int:
+    return len(list((run_dir / "warm_start").glob("task_*.npz")))
+
+
 def _report_stop(run_dir: Path, config: TrainConfig, live: dict[str, Any], how: str) -> None:
     """Write the stopped run's partial report from its live counters (``_train``'s ``live``).
 
@@ -159,8 +163,8 @@ def _how_to_continue(run_dir: Path) -> str:
     checkpoint = latest_checkpoint(run_dir)
     if checkpoint is not None:
         kept = f"its checkpoint at update {int(checkpoint.name.removeprefix('update_'))}"
-    elif list((run_dir / "warm_start").glob("task_*.npz")):
-        kept = f"{len(list((run_dir / 'warm_start').glob('task_*.npz')))} warm-start tasks"
+    elif _saved_tasks(run_dir):
+        kept = f"{_saved_tasks(run_dir)} warm-start tasks"
     else:
         kept = "no checkpoint yet (a resume starts it again)"
     return f"the run keeps {kept}: continue it with scopa train --resume {run_dir}"
