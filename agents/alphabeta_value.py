@@ -14,7 +14,9 @@ In a sample the opponent's best reply sees my hand; ``softmin``, ``replies=model
 ``replies=policy`` weigh its replies instead, by how good each is for it, by how likely the
 soft greedy model of ``infer`` makes each, or by the shipped network's policy from the
 opponent's seat. My own move after the reply sees the opponent's hand too; ``infoset``
-chooses it once for all the samples, by what I will know then.
+chooses it once for all the samples, by what I will know then. ``seat_weight`` mixes into each
+move's value the ``seat_value`` network's (``agents.seat_value``), fitted to this search's
+values of many decisions from the seat's view alone: an estimate with no sampling noise.
 
 ``guided`` is the same search with the policy network's value head at the leaves, which sees
 only the seat's observation; ``ismcts_value`` puts ``DealValue`` at the leaves of ISMCTS.
@@ -31,6 +33,7 @@ import numpy as np
 from agents.deal_value import SHIPPED, DealValue, position
 from agents.guided import LeafValuer, LineSearchAgent, Root, load_network
 from agents.inference import OpponentPlay
+from agents.seat_value import SeatValue, afterstate_row
 from agents.seats import SeatView
 from agents.values import POINT, CardValues
 from scopa_env.cards import NUM_CARDS
@@ -88,6 +91,10 @@ class ValueAlphaBetaAgent(LineSearchAgent):
             network's log-probability of its action (``ismcts_prior``'s prior), before the
             last round (0: none). Between moves the samples cannot tell apart, the network's
             choice wins; 0.05 costs about 0.08 points a deal against ISMCTS-300 (README).
+        seat_weight: the share of a move's value before the last round that the
+            ``seat_value`` network gives (its value of the position the move leaves, from my
+            seat), the rest the search's mean over the samples (0: the search alone).
+        seat_network: the path of that ``SeatValue``; the shipped one by default.
     """
 
     name = "alphabeta_value"
@@ -112,6 +119,8 @@ class ValueAlphaBetaAgent(LineSearchAgent):
         mover_view: float = 0.0,
         view_value: str = "head",
         prior_weight: float = 0.0,
+        seat_weight: float = 0.0,
+        seat_network: str | None = None,
     ) -> None:
         super().__init__(
             rules, samples, depth, endgame_plies, seed, values, infer=infer, candidates=candidates
@@ -167,6 +176,10 @@ class ValueAlphaBetaAgent(LineSearchAgent):
             self.network = LeafValuer(load_network("pretrained")[1])
         self.path = Path(SHIPPED if value is None else value)
         self.value = DealValue.load(self.path)
+        if not 0.0 <= seat_weight <= 1.0:
+            raise ValueError(f"seat_weight is a share of a move's value, 0 to 1: got {seat_weight}")
+        self.seat_weight = float(seat_weight)
+        self.seat_value = SeatValue.load_for(seat_network, self.rules) if seat_weight else None
 
     def leaf_values(
         self,
@@ -210,16 +223,30 @@ class ValueAlphaBetaAgent(LineSearchAgent):
             self._observation = None
 
     def move_values(self, view: SeatView, moves: list[MaskMove]) -> list[int]:
-        """The searched totals, plus ``prior_weight``'s credit for the network's choice in a
-        decision (``act``), in the totals' units: hundredths of a point summed over the samples."""
+        """The searched totals, mixed with ``seat_weight``'s network and plus ``prior_weight``'s
+        credit for the policy's choice in a decision (``act``), in the totals' units:
+        hundredths of a point summed over the samples."""
         totals = super().move_values(view, moves)
         info = view.info
+        if self.seat_value is not None and not self.solves_exactly(info):
+            totals = self._mix_seat_values(view, moves, totals)
         if not self.prior_weight or self._observation is None or self.solves_exactly(info):
             return totals
         assert self.network is not None
         credit = POINT * self.deals_searched(info) * self.prior_weight
         priors = self.network.log_priors(self._observation, info, moves)
         return [total + round(credit * p) for total, p in zip(totals, priors, strict=True)]
+
+    def _mix_seat_values(
+        self, view: SeatView, moves: list[MaskMove], totals: list[int]
+    ) -> list[int]:
+        assert self.seat_value is not None
+        deal = view.position(self.rules)
+        rows = np.array([afterstate_row(deal, card, capture)[0] for card, capture in moves])
+        scale = 1.0 / self.points_per_total(view.info)
+        seat = self.seat_value.values(rows.astype(np.int64))
+        w = self.seat_weight
+        return [round((1.0 - w) * t + w * scale * v) for t, v in zip(totals, seat, strict=True)]
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)

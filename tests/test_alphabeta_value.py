@@ -289,6 +289,37 @@ def test_the_last_round_is_solved_without_the_prior() -> None:
         assert ValueAlphaBetaAgent(prior_weight=1e6, seed=0).act(row) == solved
 
 
+def test_the_seat_network_mixes_into_each_moves_mean_over_the_samples() -> None:
+    """A move's total is ``(1 - w)`` of the search's plus ``w`` of the network's value of the
+    position it leaves, in the totals' units (hundredths of a point over 6 samples)."""
+    from agents.seat_value import SeatValue, seat_rows
+
+    row = prior_rows()[0]
+    info = InfoState.from_observation(row["observation"])
+    view = SeatView.from_info(info, row["observation"])
+    moves, rows = seat_rows(info, row["observation"], Rules())
+    plain = ValueAlphaBetaAgent(samples=6, seed=2).move_values(view, moves)
+    mixed = ValueAlphaBetaAgent(samples=6, seat_weight=0.3, seed=2).move_values(view, moves)
+    network = SeatValue.load_for(None, Rules()).values(np.array(rows, np.int64))
+    for before, after, value in zip(plain, mixed, network, strict=True):
+        assert after == round(0.7 * before + 0.3 * 100 * 6 * value)
+
+
+def test_the_seat_network_alone_plays_seat_values_move_and_the_last_round_is_solved() -> None:
+    seat_value = make_agent("seat_value")
+    changed = 0
+    for row in prior_rows():
+        plain = ValueAlphaBetaAgent(samples=4, seed=3).act(row)
+        network = ValueAlphaBetaAgent(samples=4, seat_weight=1.0, seed=3).act(row)
+        assert network == seat_value.act(row)
+        changed += network != plain
+    assert changed
+    for seed in (5, 6, 7):
+        row = observe_deal(my_turn(seed, 30))
+        solved = ValueAlphaBetaAgent(seed=0).act(row)
+        assert ValueAlphaBetaAgent(seat_weight=1.0, seed=0).act(row) == solved
+
+
 def test_mid_deal_sweeps_the_table_with_the_settebello() -> None:
     # 7D takes 3S+4S: the sweep and the settebello; KB or 2C would leave the table to take.
     for blend in (0.5, 1.0):
@@ -330,6 +361,8 @@ def test_refuses_other_tables() -> None:
         ({"blend": 1.5}, PlayerError, "blend"),
         ({"mover_view": -0.1}, PlayerError, "mover_view"),
         ({"prior_weight": -0.1}, PlayerError, "prior_weight"),
+        ({"seat_weight": 1.5}, PlayerError, "seat_weight"),
+        ({"seat_weight": 0.5, "seat_network": "no/such.pt"}, CheckpointError, "no/such.pt"),
         ({"softmin": -0.5}, PlayerError, "softmin"),
         ({"replies": "best"}, PlayerError, "'best'"),
         ({"replies": "policy", "softmin": 1.0}, PlayerError, "softmin"),
