@@ -179,7 +179,12 @@ class ValueAlphaBetaAgent(LineSearchAgent):
         if not 0.0 <= seat_weight <= 1.0:
             raise ValueError(f"seat_weight is a share of a move's value, 0 to 1: got {seat_weight}")
         self.seat_weight = float(seat_weight)
-        self.seat_value = SeatValue.load_for(seat_network, self.rules) if seat_weight else None
+        self.seat_value: SeatValue | None = None
+        if seat_weight:
+            import torch
+
+            torch.set_num_threads(1)  # more only spin beside a search that fills the cores
+            self.seat_value = SeatValue.load_for(seat_network, self.rules)
 
     def leaf_values(
         self,
