@@ -306,6 +306,15 @@ def test_the_seat_network_mixes_into_each_moves_mean_over_the_samples() -> None:
 
 
 def test_the_seat_network_alone_plays_seat_values_move_and_the_last_round_is_solved() -> None:
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        ValueAlphaBetaAgent(samples=4, seat_weight=0.5, seed=3)
+        assert torch.get_num_threads() == 1  # a second thread only spins beside the search
+    finally:
+        torch.set_num_threads(threads)
     seat_value = make_agent("seat_value")
     changed = 0
     for row in prior_rows():
