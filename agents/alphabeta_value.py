@@ -247,9 +247,9 @@ class ValueAlphaBetaAgent(LineSearchAgent):
     ) -> list[int]:
         assert self.seat_value is not None
         deal = view.position(self.rules)
-        rows = np.array([afterstate_row(deal, card, capture)[0] for card, capture in moves])
+        rows = [afterstate_row(deal, card, capture)[0] for card, capture in moves]
+        seat = self.seat_value.values(np.array(rows, np.int64))
         scale = 1.0 / self.points_per_total(view.info)
-        seat = self.seat_value.values(rows.astype(np.int64))
         w = self.seat_weight
         return [round((1.0 - w) * t + w * scale * v) for t, v in zip(totals, seat, strict=True)]
 
