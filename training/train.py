@@ -160,11 +160,11 @@ def _report_stop(run_dir: Path, config: TrainConfig, live: dict[str, Any], how: 
 
 
 def _how_to_continue(run_dir: Path) -> str:
-    checkpoint = latest_checkpoint(run_dir)
+    checkpoint, tasks = latest_checkpoint(run_dir), _saved_tasks(run_dir)
     if checkpoint is not None:
         kept = f"its checkpoint at update {int(checkpoint.name.removeprefix('update_'))}"
-    elif _saved_tasks(run_dir):
-        kept = f"{_saved_tasks(run_dir)} warm-start tasks"
+    elif tasks:
+        kept = f"{tasks} warm-start tasks"
     else:
         kept = "no checkpoint yet (a resume starts it again)"
     return f"the run keeps {kept}: continue it with scopa train --resume {run_dir}"
