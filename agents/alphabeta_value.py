@@ -185,6 +185,11 @@ class ValueAlphaBetaAgent(LineSearchAgent):
 
             torch.set_num_threads(1)  # more only spin beside a search that fills the cores
             self.seat_value = SeatValue.load_for(seat_network, self.rules)
+            if self.seat_value.plays:
+                raise ValueError(
+                    f"seat_network {seat_network!r} reads the opponent's plays, which this "
+                    "search does not pass it: give a seat-value network made without plays"
+                )
 
     def leaf_values(
         self,

@@ -143,6 +143,11 @@ def _opponent_play(
     return OpponentPlay(info.table & ~(1 << card), card, 0, hand_size)
 
 
+def follows(last: InfoState, info: InfoState, hand_size: int = SCOPA.hand_size) -> bool:
+    """Whether ``info`` can be the next observation of ``last``'s seat in the same deal."""
+    return _continuation(last, info, hand_size) is not None
+
+
 def _continuation(last: InfoState, info: InfoState, hand_size: int) -> OpponentPlay | None:
     """The opponent's play between two consecutive observations of one deal from one seat,
     ``_NO_PLAY`` if there was none, ``None`` if ``info`` does not continue ``last``."""

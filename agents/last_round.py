@@ -203,14 +203,19 @@ class LastRoundValue(nn.Module):
         self.eval()
         return self.of_rows(rows).numpy()
 
+    def options(self) -> dict[str, Any]:
+        """The constructor's arguments beyond the shape and the rules, saved with the weights."""
+        return {}
+
     def to_dict(self) -> dict[str, Any]:
-        """What ``load`` reads back: the shape, the rules and the weights."""
+        """What ``load`` reads back: the shape, the rules, ``options`` and the weights."""
         return {
             "format": self.FORMAT,
             "width": self.width,
             "layers": self.layers,
             "heads": self.heads,
             "rules": self.rules.to_dict(),
+            "options": self.options(),
             "state_dict": self.state_dict(),
         }
 
@@ -228,7 +233,13 @@ class LastRoundValue(nn.Module):
         if not isinstance(saved, dict) or saved.get("format") != cls.FORMAT:
             raise CheckpointError(f"{path} is not a {what} (no {cls.FORMAT!r} format)")
         try:
-            net = cls(saved["width"], saved["layers"], saved["heads"], Rules(**saved["rules"]))
+            net = cls(
+                saved["width"],
+                saved["layers"],
+                saved["heads"],
+                Rules(**saved["rules"]),
+                **saved.get("options", {}),
+            )
             net.load_state_dict(saved["state_dict"])
         except (KeyError, TypeError, ValueError, RuntimeError) as error:
             detail = str(error).splitlines()[0] if str(error) else type(error).__name__

@@ -57,6 +57,11 @@ class SeatSearchAgent(SeatValueAgent):
         if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
             raise PlayerError(f"seat_search needs samples >= 1, got {samples!r}")
         super().__init__(rules, seed, network, value, torch_threads)
+        if self.net.plays:
+            raise PlayerError(
+                "seat_search values replies whose plays this round it does not track: give a "
+                "seat-value network made without plays"
+            )
         self.samples = samples
         self.rng = np.random.default_rng(seed)
 

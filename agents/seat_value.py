@@ -26,6 +26,22 @@ other hand describe the unseen cards instead (each suit's best primiera card, in
 | 394-403 | per card value: the most cards it could take / 4 |
 | 404-413 | the mover's hand, cards of each rank / 3 |
 
+A network made with ``plays`` also reads what the opponent's plays this round say about the
+hand it holds (``PLAY_FEATURES``, after those): the teacher, ``alphabeta_value``, draws its
+sampled deals by them (``agents.inference``), and without them the network can only learn
+its values averaged over the histories it cannot see. A row then carries ``PLAY_FIELDS``
+more integers, the plays as ``PlayTracker.this_round`` gives them (``play_fields``), and each
+card value 1-10 counts (/ 3) the plays whose hand may still hold it (no card of that value
+was played by the opponent since):
+
+| index | feature |
+| --- | --- |
+| 414-423 | trails onto a table a card of that value would have captured from |
+| 424-433 | plays that did not sweep a table a card of that value would have swept |
+| 434-443 | the opponent's cards of that value played this round |
+| 444 | the opponent's plays this round / 3 |
+| 445 | its trails this round / 3 |
+
 ``training.seat_value`` fits the network to a search's values of the moves (``scopa
 seat-value``), as ``training.last_round`` fits the last round's. The shipped network, and how it
 was made, is in ``agents/pretrained_seat_value/``.
@@ -33,15 +49,18 @@ was made, is in ``agents/pretrained_seat_value/``.
 
 from __future__ import annotations
 
+import copy
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any, Self
 
 import numpy as np
 import torch
 from torch import nn
 
 from agents.base import check_action
+from agents.inference import OpponentPlay, PlayTracker
 from agents.last_round import (
     GLOBAL_FEATURES,
     PRIMIERA_BUCKET,
@@ -53,6 +72,7 @@ from agents.last_round import (
 from agents.last_round import encode as encode_last_round
 from agents.seats import SeatView
 from scopa_env.captures import capture_table
+from scopa_env.cards import CAPTURE_VALUE
 from scopa_env.engine import Deal, MaskMove
 from scopa_env.errors import PlayerError
 from scopa_env.info_state import InfoState
@@ -61,8 +81,10 @@ from scopa_env.players import Observation
 from scopa_env.rules import Rules, resolve_rules
 
 SEAT_FEATURES = 92
-#: The fields of a row of ``seat_rows``.
+PLAY_FEATURES = 32
+#: The fields of ``afterstate_row``'s row; ``seat_rows`` adds ``PLAY_FIELDS``.
 SEAT_FIELDS = 10
+PLAY_FIELDS = 3
 _OTHER_HAND = 3  # the other hand's place among the piles and hands of ``LastRoundValue``'s row
 
 
@@ -71,6 +93,7 @@ class SeatValue(LastRoundValue):
     from the position that move leaves as that seat sees it (module doc).
 
     Args: as ``LastRoundValue``'s; ``rules`` also decide what each card value would capture.
+        plays: read the opponent's plays this round too (module doc).
     """
 
     FORMAT = "scopa-env seat value 1"
@@ -78,15 +101,37 @@ class SeatValue(LastRoundValue):
     WHAT = "seat-value network"
 
     def __init__(
-        self, width: int = 128, layers: int = 2, heads: int = 4, rules: Rules | None = None
+        self,
+        width: int = 128,
+        layers: int = 2,
+        heads: int = 4,
+        rules: Rules | None = None,
+        plays: bool = False,
     ) -> None:
         super().__init__(width, layers, heads, rules)
-        self.global_in = nn.Sequential(nn.Linear(GLOBAL_FEATURES + SEAT_FEATURES, width), nn.ReLU())
+        self.plays = bool(plays)
+        features = GLOBAL_FEATURES + SEAT_FEATURES + (PLAY_FEATURES if plays else 0)
+        self.global_in = nn.Sequential(nn.Linear(features, width), nn.ReLU())
         self._threats = _threats(self.rules)
+        self._play_features = _play_features(self._threats)
+
+    def options(self) -> dict[str, Any]:
+        return {"plays": self.plays}
 
     def of_rows(self, rows: np.ndarray) -> torch.Tensor:
         """``(N,)`` values of ``seat_rows`` rows, in points for the seat that moved."""
         tokens, counts, g = encode(rows, self._threats)
+        if self.plays:
+            rows = np.atleast_2d(np.asarray(rows, np.int64))
+            if rows.shape[1] < SEAT_FIELDS + PLAY_FIELDS:
+                raise ValueError(
+                    f"this network reads the opponent's plays: rows of {SEAT_FIELDS + PLAY_FIELDS} "
+                    f"fields (seat_rows), not {rows.shape[1]}"
+                )
+            plays = rows[:, SEAT_FIELDS : SEAT_FIELDS + PLAY_FIELDS]
+            g = np.concatenate(
+                [g, np.stack([self._play_features(*map(int, p)) for p in plays])], axis=1
+            )
         return self(torch.from_numpy(tokens), torch.from_numpy(counts), torch.from_numpy(g))
 
     def afterstate_values(self, rows: np.ndarray) -> torch.Tensor:
@@ -110,6 +155,44 @@ def _threats(rules: Rules) -> Callable[[int], np.ndarray]:
         return out
 
     return threats
+
+
+def play_fields(plays: Sequence[OpponentPlay]) -> tuple[int, ...]:
+    """The opponent's plays this round (``PlayTracker.this_round``: most recent first) as
+    ``PLAY_FIELDS`` integers, each ``1 | trail << 1 | sweep << 2 | card << 3 | table << 9`` with
+    the table it played on, 0 where there is none."""
+    fields = [0] * PLAY_FIELDS
+    for k, play in enumerate(plays[:PLAY_FIELDS]):
+        trail, sweep = play.capture == 0, play.capture != 0 and play.capture == play.table
+        fields[k] = 1 | trail << 1 | sweep << 2 | play.card << 3 | play.table << 9
+    return tuple(fields)
+
+
+def _play_features(threats: Callable[[int], np.ndarray]) -> Callable[..., np.ndarray]:
+    """A memoised ``(*play fields) -> (PLAY_FEATURES,)`` (module doc)."""
+
+    @functools.lru_cache(maxsize=1 << 16)
+    def features(*fields: int) -> np.ndarray:
+        out = np.zeros(PLAY_FEATURES, np.float32)
+        played_since = np.zeros(10, bool)  # values the opponent played after the play read
+        for field in fields:
+            if not field & 1:
+                break
+            trail, sweep, card, table = field >> 1 & 1, field >> 2 & 1, field >> 3 & 63, field >> 9
+            held = ~played_since
+            seen = threats(table)
+            if trail:
+                out[0:10] += (seen[0:10] > 0) & held
+            if not sweep:
+                out[10:20] += (seen[10:20] > 0) & held
+            value = int(CAPTURE_VALUE[card])
+            out[20 + value - 1] += 1
+            out[30] += 1
+            out[31] += trail
+            played_since[value - 1] = True
+        return out / 3.0
+
+    return features
 
 
 def encode(
@@ -143,13 +226,17 @@ def encode(
 
 
 def seat_rows(
-    info: InfoState, vector: np.ndarray, rules: Rules
+    info: InfoState,
+    vector: np.ndarray,
+    rules: Rules,
+    plays: tuple[int, ...] = (0,) * PLAY_FIELDS,
 ) -> tuple[list[MaskMove], list[tuple[int, ...]]]:
-    """The legal moves of a two-player decision and, for each, the ``SEAT_FIELDS`` row of the
-    position it leaves as the mover sees it (``afterstate_row``)."""
+    """The legal moves of a two-player decision and, for each, the row of the position it
+    leaves as the mover sees it (``afterstate_row``) followed by ``plays``, the opponent's
+    plays this round (``play_fields``; unknown by default)."""
     deal = SeatView.from_info(info, vector).position(rules)  # the mover in seat 0
     moves = info.legal_moves(rules)
-    return moves, [afterstate_row(deal, card, capture)[0] for card, capture in moves]
+    return moves, [afterstate_row(deal, card, capture)[0] + plays for card, capture in moves]
 
 
 def afterstate_row(deal: Deal, card: int, capture: int) -> tuple[tuple[int, ...], Deal]:
@@ -178,7 +265,7 @@ class SeatValueAgent:
 
     Args:
         rules: the rules (a ``Rules``, preset name or option dict); the networks' must match.
-        seed: accepted for a uniform constructor; the player is deterministic.
+        seed: seeds the seeds of ``fork``s; the player is deterministic.
         network: the path of a ``SeatValue`` (``scopa seat-value`` writes one); the shipped
             one (``agents/pretrained_seat_value/``) by default.
         value: the path of the last round's ``LastRoundValue``; the shipped one by default.
@@ -195,23 +282,49 @@ class SeatValueAgent:
         value: str | None = None,
         torch_threads: int = 1,
     ) -> None:
-        del seed
         torch.set_num_threads(torch_threads)
         self.rules = resolve_rules(rules)
         self.net = SeatValue.load_for(network, self.rules)
         self.last_round = LastRoundValue.load_for(value, self.rules)
+        self.tracker = PlayTracker()
+        self.rng = np.random.default_rng(seed)  # seeds for ``fork``s (``per_game``)
 
     def reset(self, seed: int | None = None) -> None:
-        """Nothing to forget between deals: each decision is read on its own."""
+        """Forget the deal followed (the opponent's plays); nothing else is remembered."""
+        self.tracker.reset()
+
+    @property
+    def follows_deal(self) -> bool:
+        """Whether a choice depends on the deal's earlier observations (a network that reads
+        the opponent's plays), so that a batch of games needs one ``fork`` a game."""
+        return self.net.plays
+
+    def fork(self, seed: int | None = None) -> Self:
+        """A copy sharing the networks that follows a deal of its own."""
+        twin = copy.copy(self)
+        twin.tracker = PlayTracker()
+        return twin
 
     def act(self, observation: Observation) -> int:
         vector = np.asarray(observation["observation"], np.float32)
         mask = np.asarray(observation["action_mask"])
-        return int(self.act_batch(vector[None], mask[None])[0])
+        plays = (0,) * PLAY_FIELDS
+        if self.net.plays and vector.shape == (OBS_SIZE,):
+            info = InfoState.from_observation(vector)
+            self.tracker.observe(info)
+            plays = play_fields(self.tracker.this_round(info))
+        return int(self.choose(vector[None], mask[None], [plays])[0])
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        """One action per row; the moves of every row before the last round are valued in one
-        forward pass."""
+        """One action per row, each row a game of its own: the opponent's plays are not known
+        (``act`` follows them), and the moves of every row before the last round are valued in
+        one forward pass."""
+        return self.choose(observations, masks, [(0,) * PLAY_FIELDS] * len(masks))
+
+    def choose(
+        self, observations: np.ndarray, masks: np.ndarray, plays: list[tuple[int, ...]]
+    ) -> np.ndarray:
+        """``act_batch`` with each row's ``play_fields``."""
         observations = np.asarray(observations, np.float32)
         if observations.shape[-1] != OBS_SIZE:
             raise PlayerError(
@@ -227,7 +340,7 @@ class SeatValueAgent:
             if in_last_round(info, vector):
                 actions[i] = play_last_round(self.last_round, self.rules, observation, vector, info)
                 continue
-            moves, afterstates = seat_rows(info, vector, self.rules)
+            moves, afterstates = seat_rows(info, vector, self.rules, plays[i])
             if len(moves) == 1:
                 actions[i] = info.action(moves[0])
                 continue

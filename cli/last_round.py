@@ -12,6 +12,7 @@ import argparse
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -66,9 +67,12 @@ def fit_command(
     network: type[LastRoundValue],
     extract: Callable[[Decisions, Rules], Afterstates],
     what: str,
+    options: dict[str, Any] | None = None,
 ) -> int:
     """Fit a ``network`` to the decisions ``extract`` keeps (``what`` they are) as the
-    arguments of ``add_arguments`` say, and write it to ``--out``."""
+    arguments of ``add_arguments`` say, and write it to ``--out``; ``options`` are the
+    network's other constructor arguments."""
+    options = dict(options or {})
     if args.epochs < 1 or args.batch_size < 1 or not args.learning_rate > 0:
         raise SystemExit("--epochs and --batch-size must be positive, --learning-rate above 0")
     if not args.level_weight >= 0:
@@ -82,15 +86,16 @@ def fit_command(
         f"{time.perf_counter() - start:.0f} s" + (f"; {held.decisions:,} held out" if held else "")
     )
     torch.manual_seed(args.seed)
-    net = network(args.width, args.layers, args.heads, rules)
+    net = network(args.width, args.layers, args.heads, rules, **options)
     if args.init is not None:
         init = network.load(args.init)
-        shape = (init.width, init.layers, init.heads, init.rules)
-        if shape != (net.width, net.layers, net.heads, rules):
+        shape = (init.width, init.layers, init.heads, init.rules, init.options())
+        if shape != (net.width, net.layers, net.heads, rules, net.options()):
             raise SystemExit(
                 f"--init {args.init} is a network of width {init.width}, {init.layers} layers, "
-                f"{init.heads} heads and {init.rules}; this fit makes width {net.width}, "
-                f"{net.layers} layers, {net.heads} heads and {rules}"
+                f"{init.heads} heads, {init.rules} and {init.options()}; this fit makes width "
+                f"{net.width}, {net.layers} layers, {net.heads} heads, {rules} and "
+                f"{net.options()}"
             )
         net.load_state_dict(init.state_dict())
     progress = args.out.with_suffix(".fit.pt")
@@ -107,6 +112,7 @@ def fit_command(
         "seed": args.seed,
         "level_weight": args.level_weight,
         "rules": rules.to_dict(),
+        **options,
     }
 
     def report(epoch: int, loss: float) -> None:

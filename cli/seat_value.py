@@ -14,9 +14,18 @@ from training.seat_value import seat_afterstates
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     last_round.add_arguments(parser, width=128)
+    parser.add_argument(
+        "--plays",
+        action="store_true",
+        help="the network reads the opponent's plays this round too (agents.seat_value)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     return last_round.fit_command(
-        args, SeatValue, seat_afterstates, "decisions before the last round"
+        args,
+        SeatValue,
+        seat_afterstates,
+        "decisions before the last round",
+        {"plays": True} if args.plays else {},
     )

@@ -23,6 +23,8 @@ from scopa_env.rules import Rules
 class Material:
     """A stand-in network: the mover's pile size minus the other's, and ten a scopa of its."""
 
+    plays = False
+
     def values(self, rows: np.ndarray) -> np.ndarray:
         return np.array(
             [int(r[3]).bit_count() - int(r[4]).bit_count() + 10 * r[5] for r in rows], float

@@ -15,20 +15,31 @@ from conftest import (
     choice_at,
     last_round,
     observe_deal,
+    opening_trail,
     play_deals,
 )
 from conftest import settebello_sweep as sweep_position
 
 from agents import AlphaBetaAgent, GreedyAgent, make_agent
+from agents.inference import OpponentPlay, PlayTracker
 from agents.last_round import GLOBAL_FEATURES, LastRoundAgent, LastRoundValue
-from agents.seat_value import SEAT_FEATURES, SeatValue, SeatValueAgent, encode, seat_rows
+from agents.seat_value import (
+    PLAY_FEATURES,
+    SEAT_FEATURES,
+    SEAT_FIELDS,
+    SeatValue,
+    SeatValueAgent,
+    encode,
+    play_fields,
+    seat_rows,
+)
 from cli.main import main
 from scopa_env.cards import parse_card, parse_cards
 from scopa_env.errors import CheckpointError, PlayerError
 from scopa_env.info_state import InfoState
 from scopa_env.rules import Rules
 from training.last_round import afterstates_of, fit, regret, save
-from training.seat_value import seat_afterstates
+from training.seat_value import round_plays, seat_afterstates
 from training.warm_start import Decisions, collect
 
 
@@ -57,11 +68,13 @@ def test_each_move_leaves_the_position_the_mover_sees() -> None:
     assert info.unseen == unseen
     # 7D takes 3S+4S, the whole table: a scopa, and the last capture is mine.
     assert rows[parse_card("7D")] == (
-        card_mask("KB 2C"), unseen, 0, card_mask("7D 3S 4S"), card_mask("AC AS"), 1, 0, 1, 30, 3
+        card_mask("KB 2C"), unseen, 0, card_mask("7D 3S 4S"), card_mask("AC AS"), 1, 0, 1, 30, 3,
+        0, 0, 0,  # the opponent's plays this round: none given
     )  # fmt: skip
     # KB trails: the table grows, the last capture stays the opponent's.
     assert rows[parse_card("KB")] == (
-        card_mask("7D 2C"), unseen, card_mask("3S 4S KB"), 0, card_mask("AC AS"), 0, 0, 2, 30, 3
+        card_mask("7D 2C"), unseen, card_mask("3S 4S KB"), 0, card_mask("AC AS"), 0, 0, 2, 30, 3,
+        0, 0, 0,
     )  # fmt: skip
 
 
@@ -101,6 +114,8 @@ def test_the_features_of_the_unseen_cards_the_table_and_the_hand() -> None:
 class Sweeper:
     """A stand-in network: cards in my pile minus cards in the other's, so that the player
     reading it takes as many cards as it can."""
+
+    plays = False
 
     def values(self, rows: np.ndarray) -> np.ndarray:
         return np.array([int(r[3]).bit_count() - int(r[4]).bit_count() for r in rows], float)
@@ -218,6 +233,12 @@ def test_the_command_fits_a_network_the_player_plays(tmp_path: Path, capsys) -> 
     wider = ["--width", "16", "--heads", "2", "--layers", "1"]
     with pytest.raises(SystemExit, match="is a network of width 8"):
         main([*args[:4], str(again), "--init", str(out), *wider])
+    # --plays makes a network that reads the opponent's plays; it starts from no other kind.
+    plays = tmp_path / "plays.pt"
+    assert main([*args[:4], str(plays), *shape, "--epochs", "1", "--plays"]) == 0
+    assert SeatValue.load(plays).plays and not SeatValue.load(out).plays
+    with pytest.raises(SystemExit, match="'plays': True"):
+        main([*args[:4], str(again), *shape, "--init", str(out), "--plays"])
 
 
 def test_the_dagger_config_plays_the_network_against_the_search_and_itself(network: Path) -> None:
@@ -251,3 +272,119 @@ def test_the_shipped_network_takes_the_sweep_and_plays_by_default() -> None:
     assert max(values, key=values.__getitem__) == parse_card("7D")
     assert values[parse_card("7D")] > values[parse_card("KB")] + 1  # a scopa and the settebello
     assert player.act(observation) == parse_card("7D")
+
+
+def test_the_opponents_plays_this_round_are_features() -> None:
+    """``opening_trail``: the opponent led by trailing 2B onto 7S 5C 3S JB, where a 3, 5, 7 or
+    8 would have taken its like and a king 3S+7S; nothing sweeps a table of 23 points."""
+    deal, table = opening_trail()
+    observation = observe_deal(deal)
+    info = InfoState.from_observation(observation["observation"])
+    tracker = PlayTracker()
+    tracker.observe(info)
+    fields = play_fields(tracker.this_round(info))
+    two = parse_card("2B")
+    assert fields == (1 | 1 << 1 | two << 3 | table << 9, 0, 0)
+    net = SeatValue(width=8, layers=1, heads=2, plays=True)
+    moves, rows = seat_rows(info, observation["observation"], Rules(), fields)
+    assert all(row[SEAT_FIELDS:] == fields for row in rows)
+    features = net._play_features(*fields) * 3
+    trails, sweeps, played = features[:10], features[10:20], features[20:30]
+    assert np.flatnonzero(trails).tolist() == [3 - 1, 5 - 1, 7 - 1, 8 - 1, 10 - 1]
+    assert not sweeps.any()
+    assert np.flatnonzero(played).tolist() == [2 - 1]
+    assert features[30:].tolist() == [1, 1]  # one play, a trail
+    _, _, g = encode(np.array(rows), net._threats)
+    assert net.of_rows(np.array(rows)).shape == (len(moves),)
+    assert g.shape[1] + PLAY_FEATURES == net.global_in[0].in_features
+    with pytest.raises(ValueError, match="reads the opponent's plays"):
+        net.of_rows(np.array(rows)[:, :SEAT_FIELDS])
+
+
+def test_a_play_since_lifts_what_an_earlier_trail_said() -> None:
+    """Two trails onto tables a 5 would have captured from: each says 'no 5 in hand', unless
+    the opponent played a 5 after it (it held one then)."""
+    net = SeatValue(width=8, layers=1, heads=2, plays=True)
+    five_table = card_mask("5C")
+
+    def trail(card: str) -> OpponentPlay:
+        return OpponentPlay(five_table, parse_card(card), 0, 3)
+
+    kept = net._play_features(*play_fields([trail("KB"), trail("QB")])) * 3
+    assert kept[5 - 1] == 2
+    lifted = net._play_features(*play_fields([trail("5B"), trail("QB")])) * 3
+    assert lifted[5 - 1] == 1  # 5B, the most recent, trailed onto 5C: a capture declined
+    capture = OpponentPlay(card_mask("3S 4S"), parse_card("7D"), card_mask("3S 4S"), 3)
+    swept = net._play_features(*play_fields([capture])) * 3
+    assert not swept[10:20].any() and not swept[0:10].any() and swept[30:].tolist() == [1, 0]
+
+
+def _player_0_decisions(seed: int) -> list[np.ndarray]:
+    """Player 0's observations of a random deal of ``scopa_v0``, forced moves included."""
+    from scopa_env import scopa_v0
+
+    env = scopa_v0.raw_env(episode="deal")
+    env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    seen = []
+    while not env.terminations[env.agent_selection]:
+        observation = env.observe(env.agent_selection)
+        if env.agent_selection == "player_0":
+            seen.append(observation["observation"])
+        legal = np.flatnonzero(observation["action_mask"])
+        env.step(int(legal[rng.integers(len(legal))]))
+    return seen
+
+
+def test_round_plays_follow_each_game_of_decisions_saved_side_by_side() -> None:
+    """As a warm start saves them: step by step, four games of two deals each side by side,
+    the shorter games' rows ending first; each decision's plays are its own game's."""
+    games = [_player_0_decisions(2 * g) + _player_0_decisions(2 * g + 1) for g in range(4)]
+    rows, truth = [], []
+    trackers = [PlayTracker() for _ in games]
+    expected: list[list[tuple[int, ...]]] = [[] for _ in games]
+    for g, game in enumerate(games):
+        for vector in game:
+            info = InfoState.from_observation(vector)
+            trackers[g].observe(info)
+            expected[g].append(play_fields(trackers[g].this_round(info)))
+    for t in range(max(map(len, games))):
+        for g, game in enumerate(games):
+            if t < len(game):
+                rows.append(game[t])
+                truth.append(expected[g][t])
+    plays = round_plays(np.array(rows))
+    assert plays == truth
+    assert sum(fields[0] != 0 for fields in plays) > len(plays) / 2
+    # Games side by side beyond the window lose the thread: nothing is made up.
+    blind = round_plays(np.array(rows), window=2)
+    assert all(b in (t, (0, 0, 0)) for b, t in zip(blind, truth, strict=True))
+    assert blind != truth
+
+
+def test_a_player_of_a_plays_network_follows_the_deal(tmp_path: Path) -> None:
+    path = tmp_path / "plays.pt"
+    torch.manual_seed(0)
+    save(SeatValue(width=8, layers=1, heads=2, plays=True), path)
+    player = make_agent("seat_value", network=str(path))
+    assert SeatValue.load(path).plays and player.follows_deal
+    seen: list[np.ndarray] = []
+    values = player.net.values
+    player.net.values = lambda rows: (seen.append(rows), values(rows))[1]  # type: ignore[method-assign]
+    deal, table = opening_trail()
+    observation = observe_deal(deal)
+    action = player.act(observation)
+    assert observation["action_mask"][action]
+    assert (seen[-1][:, SEAT_FIELDS] == 1 | 1 << 1 | parse_card("2B") << 3 | table << 9).all()
+    twin = player.fork(1)
+    assert twin.tracker is not player.tracker and twin.tracker.plays is None
+    player.act_batch(observation["observation"][None], observation["action_mask"][None])
+    assert not seen[-1][:, SEAT_FIELDS:].any()  # a batch's rows are games with no history
+    player.reset()
+    assert player.tracker.plays is None
+    assert play_deals({"player_0": player, "player_1": GreedyAgent()}, range(2))
+    with pytest.raises(PlayerError, match="without plays"):
+        make_agent("seat_search", network=str(path))
+    with pytest.raises(PlayerError, match="reads the opponent's plays"):
+        make_agent("alphabeta_value", seat_weight=0.5, seat_network=str(path))
+    assert not make_agent("seat_value").follows_deal  # the shipped network reads no plays

@@ -20,7 +20,7 @@ fit, on other decisions' moves (``moves_of``), teaches ``agents.seat_value.SeatV
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -89,10 +89,13 @@ def afterstates_of(
     rules: Rules,
     moves_of: MovesOf = last_round_moves,
     fields: int = POSITION_FIELDS,
+    extra: Sequence[tuple[int, ...]] | None = None,
 ) -> Afterstates:
     """The decisions with a choice, every legal action of which the search valued, that
     ``moves_of`` keeps (by default those of the last round of two-player deals), as
-    ``Afterstates`` of its rows of ``fields`` integers."""
+    ``Afterstates`` of its rows of ``fields`` integers. ``extra`` holds per decision the
+    integers that end each of its rows, what ``moves_of`` cannot read from the observation
+    alone (``training.seat_value``: the opponent's plays this round)."""
     if decisions.values is None:
         raise ValueError("the tasks hold no search values: collect them with a search teacher")
     rows: list[tuple[int, ...]] = []
@@ -101,7 +104,8 @@ def afterstates_of(
     target: list[float] = []
     decision: list[int] = []
     kept = 0
-    for obs, mask, values in zip(decisions.obs, decisions.masks, decisions.values, strict=True):
+    columns = zip(decisions.obs, decisions.masks, decisions.values, strict=True)
+    for i, (obs, mask, values) in enumerate(columns):
         if mask.sum() < 2 or np.isnan(values[mask]).any():
             continue
         info = InfoState.from_observation(obs)
@@ -109,13 +113,14 @@ def afterstates_of(
         if moves is None:
             continue
         index: dict[int, int] = {}
+        tail = () if extra is None else extra[i]
         for move, row, end in moves:
             for action in actions_toward(info, move):
                 if action not in index:
                     index[action] = len(target)
                     target.append(float(values[action]))
                     decision.append(kept)
-                rows.append(row)
+                rows.append(row + tail)
                 exact.append(end)
                 pair.append(index[action])
         kept += 1
