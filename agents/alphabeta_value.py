@@ -33,7 +33,7 @@ import numpy as np
 from agents.deal_value import SHIPPED, DealValue, position
 from agents.guided import LeafValuer, LineSearchAgent, Root, load_network
 from agents.inference import OpponentPlay
-from agents.seat_value import SeatValue, afterstate_row
+from agents.seat_value import SeatValue, afterstate_row, play_fields
 from agents.seats import SeatView
 from agents.values import POINT, CardValues
 from scopa_env.cards import NUM_CARDS
@@ -94,7 +94,8 @@ class ValueAlphaBetaAgent(LineSearchAgent):
         seat_weight: the share of a move's value before the last round that the
             ``seat_value`` network gives (its value of the position the move leaves, from my
             seat), the rest the search's mean over the samples (0: the search alone).
-        seat_network: the path of that ``SeatValue``; the shipped one by default.
+        seat_network: the path of that ``SeatValue``; the shipped one by default. One that
+            reads the opponent's plays this round gets them from ``infer``'s tracker.
     """
 
     name = "alphabeta_value"
@@ -185,10 +186,10 @@ class ValueAlphaBetaAgent(LineSearchAgent):
 
             torch.set_num_threads(1)  # more only spin beside a search that fills the cores
             self.seat_value = SeatValue.load_for(seat_network, self.rules)
-            if self.seat_value.plays:
+            if self.seat_value.plays and not infer:
                 raise ValueError(
                     f"seat_network {seat_network!r} reads the opponent's plays, which this "
-                    "search does not pass it: give a seat-value network made without plays"
+                    "search follows with infer=True only"
                 )
 
     def leaf_values(
@@ -252,7 +253,8 @@ class ValueAlphaBetaAgent(LineSearchAgent):
     ) -> list[int]:
         assert self.seat_value is not None
         deal = view.position(self.rules)
-        rows = [afterstate_row(deal, card, capture)[0] for card, capture in moves]
+        plays = play_fields(self.tracker.this_round(view.info)) if self.seat_value.plays else ()
+        rows = [afterstate_row(deal, card, capture)[0] + plays for card, capture in moves]
         seat = self.seat_value.values(np.array(rows, np.int64))
         scale = 1.0 / self.points_per_total(view.info)
         w = self.seat_weight

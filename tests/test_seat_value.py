@@ -385,6 +385,10 @@ def test_a_player_of_a_plays_network_follows_the_deal(tmp_path: Path) -> None:
     assert play_deals({"player_0": player, "player_1": GreedyAgent()}, range(2))
     with pytest.raises(PlayerError, match="without plays"):
         make_agent("seat_search", network=str(path))
-    with pytest.raises(PlayerError, match="reads the opponent's plays"):
-        make_agent("alphabeta_value", seat_weight=0.5, seat_network=str(path))
+    with pytest.raises(PlayerError, match="infer=True only"):
+        make_agent("alphabeta_value", seat_weight=0.5, seat_network=str(path), infer=False)
+    search = make_agent("alphabeta_value", samples=2, seat_weight=0.5, seat_network=str(path))
+    search.seat_value.values = player.net.values
+    assert observation["action_mask"][search.act(observation)]
+    assert (seen[-1][:, SEAT_FIELDS] == 1 | 1 << 1 | parse_card("2B") << 3 | table << 9).all()
     assert not make_agent("seat_value").follows_deal  # the shipped network reads no plays
