@@ -79,8 +79,8 @@ def fit_command(
         raise SystemExit(f"--level-weight must be 0 or more, got {args.level_weight}")
     rules = rules_from_args(args)
     start = time.perf_counter()
-    data = extract(read_tasks(*args.tasks), rules)
-    held = extract(read_tasks(args.held), rules) if args.held else None
+    data = extract(read_tasks(*args.tasks, choices_only=False), rules)
+    held = extract(read_tasks(args.held, choices_only=False), rules) if args.held else None
     print(
         f"{data.decisions:,} {what} ({len(data.rows):,} moves) read in "
         f"{time.perf_counter() - start:.0f} s" + (f"; {held.decisions:,} held out" if held else "")

@@ -362,6 +362,32 @@ def test_round_plays_follow_each_game_of_decisions_saved_side_by_side() -> None:
     assert blind != truth
 
 
+def test_the_plays_of_a_warm_starts_decisions_are_rebuilt(monkeypatch, tmp_path: Path) -> None:
+    """``collect`` saves four games side by side, forced moves included; the fit reads them all,
+    so that every decision's history is known: as many plays of the opponent's this round as
+    the three cards it was dealt less those it holds."""
+    data = decisions()
+    plays = round_plays(data.obs)
+    known = [sum(field & 1 for field in fields) for fields in plays]
+    dealt_less_held = [3 - InfoState.from_observation(o).opp_hand_size for o in data.obs]
+    assert known == dealt_less_held and sum(known) > len(known)
+    rows = seat_afterstates(data, Rules()).rows
+    assert (rows[:, SEAT_FIELDS] & 1).any()
+    tasks = tmp_path / "tasks"
+    tasks.mkdir()
+    np.savez(tasks / "task_0000.npz", **data._asdict())
+    read: list[Decisions] = []
+
+    def extract(decisions: Decisions, rules: Rules) -> object:
+        read.append(decisions)
+        return seat_afterstates(decisions, rules)
+
+    monkeypatch.setattr("cli.seat_value.seat_afterstates", extract)
+    out = ["--out", str(tmp_path / "p.pt"), "--width", "8", "--heads", "2", "--layers", "1"]
+    assert main(["seat-value", "--tasks", str(tasks), *out, "--epochs", "1", "--plays"]) == 0
+    assert len(read[0].actions) == len(data.actions)  # the forced moves too
+
+
 def test_a_player_of_a_plays_network_follows_the_deal(tmp_path: Path) -> None:
     path = tmp_path / "plays.pt"
     torch.manual_seed(0)

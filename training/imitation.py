@@ -30,9 +30,10 @@ from scopa_env.errors import CheckpointError
 from training.warm_start import Decisions, read_decisions, search_regret
 
 
-def read_tasks(*folders: Path) -> Decisions:
+def read_tasks(*folders: Path, choices_only: bool = True) -> Decisions:
     """Every ``task_*.npz`` in the folders, in order, keeping the decisions with more than one
-    legal action."""
+    legal action (all of them without ``choices_only``: a game's history needs its forced
+    moves too, ``training.seat_value.round_plays``)."""
     paths = []
     for folder in folders:
         found = sorted(Path(folder).glob("task_*.npz"))
@@ -40,6 +41,8 @@ def read_tasks(*folders: Path) -> Decisions:
             raise CheckpointError(f"{folder} holds no warm-start tasks (task_*.npz)")
         paths += found
     decisions = read_decisions(paths)
+    if not choices_only:
+        return decisions
     choice = decisions.masks.sum(axis=1) > 1
     return Decisions._make(None if column is None else column[choice] for column in decisions)
 
