@@ -20,7 +20,15 @@ from agents.last_round import LastRoundValue
 from cli.rules_args import add_rules_arguments, rules_from_args
 from scopa_env.rules import Rules
 from training.imitation import read_tasks
-from training.last_round import LEVEL_WEIGHT, Afterstates, afterstates_of, fit, regret, save
+from training.last_round import (
+    LEVEL_WEIGHT,
+    PICK_TEMPERATURE,
+    Afterstates,
+    afterstates_of,
+    fit,
+    regret,
+    save,
+)
 from training.warm_start import Decisions
 
 
@@ -51,6 +59,19 @@ def add_arguments(parser: argparse.ArgumentParser, width: int = 64) -> None:
         "more ties values of different positions to one scale (a search compares them)",
     )
     parser.add_argument(
+        "--pick-weight",
+        type=float,
+        default=0.0,
+        help="the weight of the expected regret of a softmax pick by the network's values, "
+        "beside the squared errors: a loss on the choice rather than on every value",
+    )
+    parser.add_argument(
+        "--pick-temperature",
+        type=float,
+        default=PICK_TEMPERATURE,
+        help="that softmax's temperature, in points",
+    )
+    parser.add_argument(
         "--init",
         type=Path,
         help="a saved network of the same shape and rules whose weights the fit starts from",
@@ -77,6 +98,11 @@ def fit_command(
         raise SystemExit("--epochs and --batch-size must be positive, --learning-rate above 0")
     if not args.level_weight >= 0:
         raise SystemExit(f"--level-weight must be 0 or more, got {args.level_weight}")
+    if not args.pick_weight >= 0 or not args.pick_temperature > 0:
+        raise SystemExit(
+            f"--pick-weight must be 0 or more and --pick-temperature above 0, got "
+            f"{args.pick_weight} and {args.pick_temperature}"
+        )
     rules = rules_from_args(args)
     start = time.perf_counter()
     data = extract(read_tasks(*args.tasks, choices_only=False), rules)
@@ -111,6 +137,11 @@ def fit_command(
         "heads": args.heads,
         "seed": args.seed,
         "level_weight": args.level_weight,
+        **(
+            {"pick_weight": args.pick_weight, "pick_temperature": args.pick_temperature}
+            if args.pick_weight
+            else {}
+        ),
         "rules": rules.to_dict(),
         **options,
     }
@@ -129,7 +160,7 @@ def fit_command(
         print(f"held-out regret of {args.init}: {mean:.4f} ± {half:.4f} points/decision")
     fit(
         data, net, args.epochs, args.batch_size, args.learning_rate, args.seed, report,
-        progress, identity, args.level_weight,
+        progress, identity, args.level_weight, args.pick_weight, args.pick_temperature,
     )  # fmt: skip
     save(net, args.out)
     progress.unlink()

@@ -37,7 +37,7 @@ from scopa_env.engine import Deal
 from scopa_env.errors import CheckpointError, PlayerError
 from scopa_env.info_state import InfoState
 from scopa_env.rules import Rules
-from training.last_round import _Batches, afterstates_of, fit, regret, save
+from training.last_round import _Batches, _pick_regret, afterstates_of, fit, regret, save
 from training.warm_start import Decisions, MoveValueTeacher
 
 
@@ -260,6 +260,34 @@ def test_the_level_weight_ties_the_values_to_the_search_s_scale() -> None:
     assert level_error(1.0) < level_error(0.0) / 2
 
 
+def test_the_pick_loss_is_the_regret_of_a_softmax_pick() -> None:
+    """Two decisions of two actions: the network tells the first's apart (the better one by a
+    point, twenty temperatures), and values the second's alike, where the search finds one
+    a point better: a pick at random there gives up half a point."""
+    predicted = torch.tensor([1.0, 0.0, 0.5, 0.5], requires_grad=True)
+    target = torch.tensor([1.0, 0.0, 0.0, 1.0])
+    owner = np.array([0, 0, 1, 1])
+    loss = _pick_regret(predicted, target, owner, 2, 0.05)
+    assert loss.item() == pytest.approx((1 / (1 + np.exp(20)) + 0.5) / 2)
+    loss.backward()
+    assert predicted.grad is not None
+    assert predicted.grad[3] < 0 < predicted.grad[2]  # raise the better action, lower the other
+
+
+def test_the_fit_adds_the_pick_loss_at_its_weight() -> None:
+    after = afterstates_of(decisions(), Rules())
+
+    def fitted(weight: float) -> dict[str, torch.Tensor]:
+        torch.manual_seed(0)
+        net = LastRoundValue(width=8, layers=1, heads=2)
+        fit(after, net, 1, 8, 3e-3, 0, pick_weight=weight)
+        return net.state_dict()
+
+    plain, again, picking = fitted(0.0), fitted(0.0), fitted(1.0)
+    assert all(torch.equal(w, again[k]) for k, w in plain.items())
+    assert not all(torch.equal(w, picking[k]) for k, w in plain.items())
+
+
 class _Stop(Exception):
     pass
 
@@ -320,6 +348,8 @@ def task_folder(tmp_path: Path) -> Path:
         (["--epochs", "0"], "--epochs and --batch-size must be positive"),
         (["--learning-rate", "0"], "--learning-rate above 0"),
         (["--level-weight", "-0.5"], "--level-weight must be 0 or more, got -0.5"),
+        (["--pick-weight", "-1"], "--pick-weight must be 0 or more"),
+        (["--pick-temperature", "0"], "--pick-temperature above 0, got 0.0 and 0.0"),
     ],
 )
 def test_the_command_refuses_a_fit_it_cannot_run(

@@ -172,6 +172,24 @@ class _Batches:
 LEVEL_WEIGHT = 0.05
 
 
+#: The temperature of ``fit``'s softmax pick, in points.
+PICK_TEMPERATURE = 0.05
+
+
+def _pick_regret(
+    predicted: torch.Tensor, target: torch.Tensor, owner: np.ndarray, n: int, temperature: float
+) -> torch.Tensor:
+    """The mean over the decisions of the search's regret of a pick drawn from the softmax of
+    ``predicted / temperature`` over each decision's actions."""
+    index = torch.from_numpy(owner)
+    logits = predicted / temperature
+    top = torch.full((n,), -torch.inf).scatter_reduce(0, index, logits.detach(), "amax")
+    weights = torch.exp(logits - top[index])
+    p = weights / torch.zeros(n).index_add_(0, index, weights)[index]
+    best = torch.full((n,), -torch.inf).scatter_reduce(0, index, target, "amax")
+    return (p * (best[index] - target)).sum() / n
+
+
 def _loss(
     predicted: torch.Tensor, target: torch.Tensor, owner: np.ndarray, n: int, level: float
 ) -> torch.Tensor:
@@ -210,11 +228,16 @@ def fit(
     progress: Path | None = None,
     identity: Mapping[str, Any] | None = None,
     level_weight: float = LEVEL_WEIGHT,
+    pick_weight: float = 0.0,
+    pick_temperature: float = PICK_TEMPERATURE,
 ) -> float:
     """Train ``net`` on ``data`` (module doc), one-cycle learning rate; returns the last
     epoch's mean loss. ``after_epoch(epoch, loss)`` is called after each epoch.
     ``level_weight`` weighs the plain squared error beside the centred one: more of it ties
     the values of different positions to one scale, as a search comparing them needs.
+    ``pick_weight`` adds the expected regret of a softmax pick (``pick_temperature`` in points)
+    by the network's values: a loss on the choice the player makes, where the squared errors
+    count every action's value alike.
 
     With ``progress``, the fit's whole state is written there atomically after each epoch, and
     a fit that finds one there carries on after its epoch. ``identity`` (the arguments that
@@ -251,6 +274,10 @@ def fit(
             pairs, owner = batches.pairs_of(decisions)
             predicted = batches.predict(net, pairs)
             loss = _loss(predicted, target[pairs], owner, len(decisions), level_weight)
+            if pick_weight:
+                loss = loss + pick_weight * _pick_regret(
+                    predicted, target[pairs], owner, len(decisions), pick_temperature
+                )
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
