@@ -85,6 +85,8 @@ PLAY_FEATURES = 32
 #: The fields of ``afterstate_row``'s row; ``seat_rows`` adds ``PLAY_FIELDS``.
 SEAT_FIELDS = 10
 PLAY_FIELDS = 3
+#: ``play_fields`` of a decision whose plays this round are not known (or none was made).
+NO_PLAYS = (0,) * PLAY_FIELDS
 _OTHER_HAND = 3  # the other hand's place among the piles and hands of ``LastRoundValue``'s row
 
 
@@ -161,7 +163,7 @@ def play_fields(plays: Sequence[OpponentPlay]) -> tuple[int, ...]:
     """The opponent's plays this round (``PlayTracker.this_round``: most recent first) as
     ``PLAY_FIELDS`` integers, each ``1 | trail << 1 | sweep << 2 | card << 3 | table << 9`` with
     the table it played on, 0 where there is none."""
-    fields = [0] * PLAY_FIELDS
+    fields = list(NO_PLAYS)
     for k, play in enumerate(plays[:PLAY_FIELDS]):
         trail, sweep = play.capture == 0, play.capture != 0 and play.capture == play.table
         fields[k] = 1 | trail << 1 | sweep << 2 | play.card << 3 | play.table << 9
@@ -229,7 +231,7 @@ def seat_rows(
     info: InfoState,
     vector: np.ndarray,
     rules: Rules,
-    plays: tuple[int, ...] = (0,) * PLAY_FIELDS,
+    plays: tuple[int, ...] = NO_PLAYS,
 ) -> tuple[list[MaskMove], list[tuple[int, ...]]]:
     """The legal moves of a two-player decision and, for each, the row of the position it
     leaves as the mover sees it (``afterstate_row``) followed by ``plays``, the opponent's
@@ -265,7 +267,7 @@ class SeatValueAgent:
 
     Args:
         rules: the rules (a ``Rules``, preset name or option dict); the networks' must match.
-        seed: seeds the seeds of ``fork``s; the player is deterministic.
+        seed: seeds the seeds ``per_game`` gives ``fork``s; the player is deterministic.
         network: the path of a ``SeatValue`` (``scopa seat-value`` writes one); the shipped
             one (``agents/pretrained_seat_value/``) by default.
         value: the path of the last round's ``LastRoundValue``; the shipped one by default.
@@ -308,7 +310,7 @@ class SeatValueAgent:
     def act(self, observation: Observation) -> int:
         vector = np.asarray(observation["observation"], np.float32)
         mask = np.asarray(observation["action_mask"])
-        plays = (0,) * PLAY_FIELDS
+        plays = NO_PLAYS
         if self.net.plays and vector.shape == (OBS_SIZE,):
             info = InfoState.from_observation(vector)
             self.tracker.observe(info)
@@ -319,7 +321,7 @@ class SeatValueAgent:
         """One action per row, each row a game of its own: the opponent's plays are not known
         (``act`` follows them), and the moves of every row before the last round are valued in
         one forward pass."""
-        return self.choose(observations, masks, [(0,) * PLAY_FIELDS] * len(masks))
+        return self.choose(observations, masks, [NO_PLAYS] * len(masks))
 
     def choose(
         self, observations: np.ndarray, masks: np.ndarray, plays: list[tuple[int, ...]]

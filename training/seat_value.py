@@ -17,7 +17,7 @@ import numpy as np
 
 from agents.inference import PlayTracker, follows
 from agents.last_round import in_last_round
-from agents.seat_value import PLAY_FIELDS, SEAT_FIELDS, play_fields, seat_rows
+from agents.seat_value import NO_PLAYS, PLAY_FIELDS, SEAT_FIELDS, play_fields, seat_rows
 from scopa_env.info_state import InfoState
 from scopa_env.observation import OBS_SIZE
 from scopa_env.rules import Rules
@@ -51,7 +51,7 @@ def round_plays(obs: np.ndarray, window: int = WINDOW) -> list[tuple[int, ...]]:
     out: list[tuple[int, ...]] = []
     for vector in obs:
         if vector.shape[-1] != OBS_SIZE:
-            out.append((0,) * PLAY_FIELDS)
+            out.append(NO_PLAYS)
             continue
         info = InfoState.from_observation(vector)
         tracker = next(
