@@ -30,9 +30,9 @@ A network made with ``plays`` also reads what the opponent's plays this round sa
 hand it holds (``PLAY_FEATURES``, after those): the teacher, ``alphabeta_value``, draws its
 sampled deals by them (``agents.inference``), and without them the network can only learn
 its values averaged over the histories it cannot see. A row then carries ``PLAY_FIELDS``
-more integers, the plays as ``PlayTracker.this_round`` gives them (``play_fields``), and each
-card value 1-10 counts (/ 3) the plays whose hand may still hold it (no card of that value
-was played by the opponent since):
+more integers, the plays as ``PlayTracker.this_round`` gives them (``play_fields``). Per card
+value 1-10, counts / 3; the first two count only the plays whose hand may still hold that
+value (the opponent played no card of it since):
 
 | index | feature |
 | --- | --- |
@@ -182,11 +182,11 @@ def _play_features(threats: Callable[[int], np.ndarray]) -> Callable[..., np.nda
                 break
             trail, sweep, card, table = field >> 1 & 1, field >> 2 & 1, field >> 3 & 63, field >> 9
             held = ~played_since
-            seen = threats(table)
+            threat = threats(table)
             if trail:
-                out[0:10] += (seen[0:10] > 0) & held
+                out[0:10] += (threat[0:10] > 0) & held
             if not sweep:
-                out[10:20] += (seen[10:20] > 0) & held
+                out[10:20] += (threat[10:20] > 0) & held
             value = int(CAPTURE_VALUE[card])
             out[20 + value - 1] += 1
             out[30] += 1

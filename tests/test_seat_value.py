@@ -416,6 +416,8 @@ def test_a_player_of_a_plays_network_follows_the_deal(tmp_path: Path) -> None:
         make_agent("alphabeta_value", seat_weight=0.5, seat_network=str(path), infer=False)
     search = make_agent("alphabeta_value", samples=2, seat_weight=0.5, seat_network=str(path))
     search.seat_value.values = player.net.values
+    seen.clear()
     assert observation["action_mask"][search.act(observation)]
-    assert (seen[-1][:, SEAT_FIELDS] == 1 | 1 << 1 | parse_card("2B") << 3 | table << 9).all()
+    trail = 1 | 1 << 1 | parse_card("2B") << 3 | table << 9
+    assert len(seen) == 1 and (seen[0][:, SEAT_FIELDS] == trail).all()
     assert not make_agent("seat_value").follows_deal  # the shipped network reads no plays
