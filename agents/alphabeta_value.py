@@ -33,7 +33,13 @@ import numpy as np
 from agents.deal_value import SHIPPED, DealValue, position
 from agents.guided import LeafValuer, LineSearchAgent, Root, load_network
 from agents.inference import OpponentPlay
-from agents.seat_value import SeatValue, afterstate_row, play_fields
+from agents.seat_value import (
+    SeatEnsemble,
+    SeatValue,
+    afterstate_row,
+    load_seat_network,
+    play_fields,
+)
 from agents.seats import SeatView
 from agents.values import POINT, CardValues
 from scopa_env.cards import NUM_CARDS
@@ -180,12 +186,12 @@ class ValueAlphaBetaAgent(LineSearchAgent):
         if not 0.0 <= seat_weight <= 1.0:
             raise ValueError(f"seat_weight is a share of a move's value, 0 to 1: got {seat_weight}")
         self.seat_weight = float(seat_weight)
-        self.seat_value: SeatValue | None = None
+        self.seat_value: SeatValue | SeatEnsemble | None = None
         if seat_weight:
             import torch
 
             torch.set_num_threads(1)  # more only spin beside a search that fills the cores
-            self.seat_value = SeatValue.load_for(seat_network, self.rules)
+            self.seat_value = load_seat_network(seat_network, self.rules)
             if self.seat_value.plays and not infer:
                 raise ValueError(
                     f"seat_network {seat_network!r} reads the opponent's plays, which this "

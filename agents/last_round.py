@@ -222,16 +222,14 @@ class LastRoundValue(nn.Module):
     @classmethod
     def load(cls, path: str | Path) -> Self:
         """A network saved by ``training.last_round`` (``torch.save`` of ``to_dict``)."""
-        path = Path(path)
+        return cls.from_dict(read_saved(path, cls.WHAT), path)
+
+    @classmethod
+    def from_dict(cls, saved: Any, source: str | Path) -> Self:
+        """The network ``to_dict`` gave, read from ``source`` (named in the errors)."""
         what = cls.WHAT
-        if not path.is_file():
-            raise CheckpointError(f"no {what} at {path}")
-        try:
-            saved = torch.load(path, map_location="cpu", weights_only=True)
-        except Exception as error:  # torch raises whatever its zip or pickle reader raised
-            raise CheckpointError(f"{path} is not a {what} ({type(error).__name__})") from None
         if not isinstance(saved, dict) or saved.get("format") != cls.FORMAT:
-            raise CheckpointError(f"{path} is not a {what} (no {cls.FORMAT!r} format)")
+            raise CheckpointError(f"{source} is not a {what} (no {cls.FORMAT!r} format)")
         try:
             net = cls(
                 saved["width"],
@@ -243,7 +241,7 @@ class LastRoundValue(nn.Module):
             net.load_state_dict(saved["state_dict"])
         except (KeyError, TypeError, ValueError, RuntimeError) as error:
             detail = str(error).splitlines()[0] if str(error) else type(error).__name__
-            raise CheckpointError(f"{path}: a broken {what} ({detail})") from None
+            raise CheckpointError(f"{source}: a broken {what} ({detail})") from None
         return net.eval()
 
     @classmethod
@@ -255,9 +253,26 @@ class LastRoundValue(nn.Module):
                 raise PlayerError(f"no {cls.WHAT} is shipped: give the path of one")
             path = cls.SHIPPED
         net = cls.load(path)
-        if dataclasses.replace(net.rules, target=rules.target) != rules:
-            raise PlayerError(f"the {cls.WHAT} learnt {net.rules}; the game plays {rules}")
+        refuse_other_rules(net.rules, rules, cls.WHAT)
         return net
+
+
+def refuse_other_rules(learnt: Rules, rules: Rules, what: str) -> None:
+    """Refuse a network for a game of other rules than it learnt (the target score aside)."""
+    if dataclasses.replace(learnt, target=rules.target) != rules:
+        raise PlayerError(f"the {what} learnt {learnt}; the game plays {rules}")
+
+
+def read_saved(path: str | Path, what: str) -> Any:
+    """What ``torch.save`` wrote at ``path``, tensors and plain data only; ``what`` names the
+    network expected in the errors."""
+    path = Path(path)
+    if not path.is_file():
+        raise CheckpointError(f"no {what} at {path}")
+    try:
+        return torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as error:  # torch raises whatever its zip or pickle reader raised
+        raise CheckpointError(f"{path} is not a {what} ({type(error).__name__})") from None
 
 
 def in_last_round(info: InfoState, vector: np.ndarray) -> bool:

@@ -43,8 +43,9 @@ value (the opponent played no card of it since):
 | 445 | its trails this round / 3 |
 
 ``training.seat_value`` fits the network to a search's values of the moves (``scopa
-seat-value``), as ``training.last_round`` fits the last round's. The shipped network, and how it
-was made, is in ``agents/pretrained_seat_value/``.
+seat-value``), as ``training.last_round`` fits the last round's. ``SeatEnsemble`` averages
+networks fitted apart (``scopa seat-ensemble``); the player plays one as it plays a network.
+The shipped network, and how it was made, is in ``agents/pretrained_seat_value/``.
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ import copy
 import functools
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Self
+from typing import Any, Self, cast
 
 import numpy as np
 import torch
@@ -68,13 +69,15 @@ from agents.last_round import (
     card_bits,
     in_last_round,
     play_last_round,
+    read_saved,
+    refuse_other_rules,
 )
 from agents.last_round import encode as encode_last_round
 from agents.seats import SeatView
 from scopa_env.captures import capture_table
 from scopa_env.cards import CAPTURE_VALUE
 from scopa_env.engine import Deal, MaskMove
-from scopa_env.errors import PlayerError
+from scopa_env.errors import CheckpointError, PlayerError
 from scopa_env.info_state import InfoState
 from scopa_env.observation import OBS_SIZE
 from scopa_env.players import Observation
@@ -87,6 +90,7 @@ SEAT_FIELDS = 10
 PLAY_FIELDS = 3
 #: ``play_fields`` of a decision whose plays this round are not known (or none was made).
 NO_PLAYS = (0,) * PLAY_FIELDS
+SHIPPED = Path(__file__).resolve().parent / "pretrained_seat_value" / "seat_value.pt"
 _OTHER_HAND = 3  # the other hand's place among the piles and hands of ``LastRoundValue``'s row
 
 
@@ -99,7 +103,7 @@ class SeatValue(LastRoundValue):
     """
 
     FORMAT = "scopa-env seat value 1"
-    SHIPPED = Path(__file__).resolve().parent / "pretrained_seat_value" / "seat_value.pt"
+    SHIPPED = SHIPPED
     WHAT = "seat-value network"
 
     def __init__(
@@ -122,6 +126,11 @@ class SeatValue(LastRoundValue):
 
     def of_rows(self, rows: np.ndarray) -> torch.Tensor:
         """``(N,)`` values of ``seat_rows`` rows, in points for the seat that moved."""
+        return self(*self.inputs(rows))
+
+    def inputs(self, rows: np.ndarray) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """``forward``'s tensors for ``seat_rows`` rows: the same for every network of the same
+        rules and ``plays``."""
         tokens, counts, g = encode(rows, self._threats)
         if self.plays:
             rows = np.atleast_2d(np.asarray(rows, np.int64))
@@ -134,10 +143,96 @@ class SeatValue(LastRoundValue):
             g = np.concatenate(
                 [g, np.stack([self._play_features(*map(int, p)) for p in plays])], axis=1
             )
-        return self(torch.from_numpy(tokens), torch.from_numpy(counts), torch.from_numpy(g))
+        return torch.from_numpy(tokens), torch.from_numpy(counts), torch.from_numpy(g)
 
     def afterstate_values(self, rows: np.ndarray) -> torch.Tensor:
         return self.of_rows(rows)
+
+
+class SeatEnsemble(nn.Module):
+    """Seat networks fitted apart whose values of a row are averaged. Networks fitted from
+    different starts err on different decisions, so their mean gives up less than any of them
+    (README). Members of the same ``plays`` share the rows' encoding, and
+    every member values a batch in the same call: a decision stays one forward pass, of a
+    wider network.
+
+    Args:
+        members: the networks, of one rules; ``plays`` if any reads the plays.
+    """
+
+    FORMAT = "scopa-env seat value ensemble 1"
+    WHAT = SeatValue.WHAT
+
+    def __init__(self, members: Sequence[SeatValue]) -> None:
+        super().__init__()
+        if not members:
+            raise ValueError("a seat ensemble needs at least one network")
+        rules = {member.rules for member in members}
+        if len(rules) > 1:
+            raise ValueError(
+                f"a seat ensemble's networks learnt other rules: {sorted(map(str, rules))}"
+            )
+        self.members = nn.ModuleList(members)
+        self.rules = members[0].rules
+        self.plays = any(member.plays for member in members)
+
+    @property
+    def networks(self) -> list[SeatValue]:
+        """The members, in order."""
+        return [cast(SeatValue, member) for member in self.members]
+
+    @property
+    def width(self) -> int:
+        """The widths of the members together."""
+        return sum(member.width for member in self.networks)
+
+    def of_rows(self, rows: np.ndarray) -> torch.Tensor:
+        """``(N,)`` the members' mean value of ``seat_rows`` rows."""
+        inputs: dict[bool, tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = {}
+        values = []
+        for member in self.networks:
+            if member.plays not in inputs:
+                inputs[member.plays] = member.inputs(rows)
+            values.append(member(*inputs[member.plays]))
+        return torch.stack(values).mean(0)
+
+    def afterstate_values(self, rows: np.ndarray) -> torch.Tensor:
+        return self.of_rows(rows)
+
+    @torch.no_grad()
+    def values(self, rows: np.ndarray) -> np.ndarray:
+        """``of_rows`` in evaluation mode, as numpy."""
+        self.eval()
+        return self.of_rows(rows).numpy()
+
+    def to_dict(self) -> dict[str, Any]:
+        """What ``load_seat_network`` reads back: each member's ``to_dict``."""
+        return {"format": self.FORMAT, "members": [m.to_dict() for m in self.networks]}
+
+    @classmethod
+    def from_dict(cls, saved: Any, source: str | Path) -> Self:
+        """The ensemble ``to_dict`` gave, read from ``source`` (named in the errors)."""
+        members = saved.get("members") if isinstance(saved, dict) else None
+        if not isinstance(members, list) or not members or saved.get("format") != cls.FORMAT:
+            raise CheckpointError(f"{source} is not a seat ensemble (no members)")
+        nets = [SeatValue.from_dict(m, f"{source}, network {i}") for i, m in enumerate(members)]
+        try:
+            return cls(nets).eval()
+        except ValueError as error:
+            raise CheckpointError(f"{source}: {error}") from None
+
+
+def load_seat_network(path: str | Path | None, rules: Rules) -> SeatValue | SeatEnsemble:
+    """The ``SeatValue`` or ``SeatEnsemble`` saved at ``path`` (the shipped network where it is
+    ``None``), refused by a player of other rules than it learnt."""
+    path = SHIPPED if path is None else path
+    saved = read_saved(path, SeatValue.WHAT)
+    if isinstance(saved, dict) and saved.get("format") == SeatEnsemble.FORMAT:
+        net: SeatValue | SeatEnsemble = SeatEnsemble.from_dict(saved, path)
+    else:
+        net = SeatValue.from_dict(saved, path)
+    refuse_other_rules(net.rules, rules, SeatValue.WHAT)
+    return net
 
 
 def _threats(rules: Rules) -> Callable[[int], np.ndarray]:
@@ -268,8 +363,9 @@ class SeatValueAgent:
     Args:
         rules: the rules (a ``Rules``, preset name or option dict); the networks' must match.
         seed: seeds the seeds ``per_game`` gives ``fork``s; the player is deterministic.
-        network: the path of a ``SeatValue`` (``scopa seat-value`` writes one); the shipped
-            one (``agents/pretrained_seat_value/``) by default.
+        network: the path of a ``SeatValue`` (``scopa seat-value`` writes one) or of a
+            ``SeatEnsemble`` (``scopa seat-value --average``); the shipped network
+            (``agents/pretrained_seat_value/``) by default.
         value: the path of the last round's ``LastRoundValue``; the shipped one by default.
         torch_threads: torch's threads, for the whole process (as ``last_round``'s).
     """
@@ -286,7 +382,7 @@ class SeatValueAgent:
     ) -> None:
         torch.set_num_threads(torch_threads)
         self.rules = resolve_rules(rules)
-        self.net = SeatValue.load_for(network, self.rules)
+        self.net = load_seat_network(network, self.rules)
         self.last_round = LastRoundValue.load_for(value, self.rules)
         self.tracker = PlayTracker()
         self.rng = np.random.default_rng(seed)  # seeds for ``fork``s (``per_game``)

@@ -58,6 +58,9 @@ COMMANDS: dict[str, Command] = {
         "cli.last_round", "fit the network the last_round player plays the last round by"
     ),
     "seat-value": Command("cli.seat_value", "fit the network the seat_value player plays by"),
+    "seat-ensemble": Command(
+        "cli.seat_ensemble", "average seat networks into one file seat_value plays"
+    ),
     "bench": Command("cli.bench", "benchmark the engine against OpenSpiel"),
 }
 

@@ -28,6 +28,7 @@ from agents.seat_value import (
     PLAY_FEATURES,
     SEAT_FEATURES,
     SEAT_FIELDS,
+    SeatEnsemble,
     SeatValue,
     SeatValueAgent,
     encode,
@@ -38,7 +39,7 @@ from cli.main import main
 from scopa_env.cards import parse_card, parse_cards
 from scopa_env.errors import CheckpointError, PlayerError
 from scopa_env.info_state import InfoState
-from scopa_env.rules import Rules
+from scopa_env.rules import Rules, resolve_rules
 from training.last_round import afterstates_of, fit, regret, save
 from training.seat_value import round_plays, seat_afterstates
 from training.warm_start import Decisions, collect
@@ -421,3 +422,74 @@ def test_a_player_of_a_plays_network_follows_the_deal(tmp_path: Path) -> None:
     trail = 1 | 1 << 1 | parse_card("2B") << 3 | table << 9
     assert len(seen) == 1 and (seen[0][:, SEAT_FIELDS] == trail).all()
     assert not make_agent("seat_value").follows_deal  # the shipped network reads no plays
+
+
+def test_an_ensemble_values_a_row_by_its_networks_mean() -> None:
+    torch.manual_seed(1)
+    plain = SeatValue(width=8, layers=1, heads=2)
+    plays = SeatValue(width=8, layers=1, heads=2, plays=True)
+    ensemble = SeatEnsemble([plain, plays])
+    assert ensemble.plays and ensemble.width == 16
+    deal, table = opening_trail()
+    observation = observe_deal(deal)
+    info = InfoState.from_observation(observation["observation"])
+    trail = (1 | 1 << 1 | parse_card("2B") << 3 | table << 9, 0, 0)
+    _, rows = seat_rows(info, observation["observation"], Rules(), trail)
+    with_trail = np.array(rows, np.int64)
+    without = with_trail.copy()
+    without[:, SEAT_FIELDS:] = NO_PLAYS
+    # The plain network reads the position alone, the other the trail too; the ensemble
+    # gives each the fields it reads.
+    assert np.array_equal(plain.values(with_trail), plain.values(without))
+    assert not np.allclose(plays.values(with_trail), plays.values(without))
+    for rows_ in (with_trail, without):
+        mean = (plain.values(rows_) + plays.values(rows_)) / 2
+        assert np.allclose(ensemble.values(rows_), mean, atol=1e-6)
+    with pytest.raises(ValueError, match="at least one"):
+        SeatEnsemble([])
+    quindici = resolve_rules("scopa_a_quindici")
+    with pytest.raises(ValueError, match="other rules"):
+        SeatEnsemble([plain, SeatValue(width=8, layers=1, heads=2, rules=quindici)])
+
+
+def test_the_command_writes_an_ensemble_the_players_play(
+    network: Path, tmp_path: Path, capsys
+) -> None:
+    tasks = tmp_path / "tasks"
+    tasks.mkdir()
+    np.savez(tasks / "task_0000.npz", **decisions()._asdict())
+    plays = tmp_path / "plays.pt"
+    torch.manual_seed(2)
+    save(SeatValue(width=8, layers=1, heads=2, plays=True), plays)
+    out = tmp_path / "mean.pt"
+    assert (
+        main(["seat-ensemble", str(network), str(plays), "--out", str(out), "--held", str(tasks)])
+        == 0
+    )
+    report = capsys.readouterr().out
+    assert f"{network}: " in report and "their mean: " in report and f"wrote {out}" in report
+    player = make_agent("seat_value", network=str(out))
+    assert isinstance(player.net, SeatEnsemble) and player.follows_deal
+    members = [SeatValue.load(network), SeatValue.load(plays)]
+    for loaded, saved in zip(player.net.networks, members, strict=True):
+        assert loaded.plays == saved.plays
+        assert all(torch.equal(loaded.state_dict()[k], v) for k, v in saved.state_dict().items())
+    assert play_deals({"player_0": player, "player_1": GreedyAgent()}, range(2))
+    search = make_agent("alphabeta_value", samples=2, seat_weight=0.5, seat_network=str(out))
+    observation = observe_deal(sweep_position())
+    assert observation["action_mask"][search.act(observation)]
+    # Refused: an ensemble for other rules, one in an ensemble, a file without networks.
+    with pytest.raises(PlayerError, match="learnt"):
+        make_agent("seat_value", network=str(out), rules="scopa_a_quindici")
+    capsys.readouterr()
+    assert main(["seat-ensemble", str(out), str(network), "--out", str(tmp_path / "in.pt")]) == 2
+    assert f"{out} is not a seat-value network" in capsys.readouterr().err
+    empty = tmp_path / "empty.pt"
+    torch.save({"format": SeatEnsemble.FORMAT, "members": []}, empty)
+    with pytest.raises(CheckpointError, match="is not a seat ensemble"):
+        make_agent("seat_value", network=str(empty))
+    other = tmp_path / "other.pt"
+    save(SeatValue(width=8, layers=1, heads=2, rules=resolve_rules("scopa_a_quindici")), other)
+    with pytest.raises(SystemExit, match="other rules"):
+        main(["seat-ensemble", str(network), str(other), "--out", str(tmp_path / "mixed.pt")])
+    assert not (tmp_path / "mixed.pt").exists()

@@ -23,7 +23,7 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import torch
@@ -38,6 +38,15 @@ from scopa_env.info_state import InfoState
 from scopa_env.rules import Rules
 from training.checkpoints import identity_differences
 from training.warm_start import Decisions, actions_toward
+
+
+class Judge(Protocol):
+    """What ``regret`` reads: a network's values of afterstates (a ``LastRoundValue`` or an
+    ensemble of them, ``agents.seat_value.SeatEnsemble``)."""
+
+    def afterstate_values(self, rows: np.ndarray) -> torch.Tensor: ...
+
+    def eval(self) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -149,7 +158,7 @@ class _Batches:
         self.pair_start = np.searchsorted(data.decision, np.arange(data.decisions + 1))
         self.row_start = np.searchsorted(data.pair, np.arange(len(data.target) + 1))
 
-    def predict(self, net: LastRoundValue, pairs: np.ndarray) -> torch.Tensor:
+    def predict(self, net: Judge, pairs: np.ndarray) -> torch.Tensor:
         """The network's value of each action in ``pairs`` for its mover: its best move's."""
         data = self.data
         rows = _ranges(self.row_start[pairs], self.row_start[pairs + 1])
@@ -200,7 +209,7 @@ def _loss(
     return ((error - mean[index]) ** 2).mean() + level * (error**2).mean()
 
 
-def regret(net: LastRoundValue, data: Afterstates, chunk: int = 4096) -> tuple[float, float]:
+def regret(net: Judge, data: Afterstates, chunk: int = 4096) -> tuple[float, float]:
     """The mean, over the decisions, of the search's best value minus its value of the
     network's pick (points per decision), and its 95% interval's half-width."""
     batches = _Batches(data)
