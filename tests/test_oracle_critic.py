@@ -187,7 +187,7 @@ def oracle_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.slow
 def test_an_oracle_run_saves_players_that_play_ordinary_observations(
-    oracle_run: Path, capsys: pytest.CaptureFixture[str]
+    oracle_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from sb3_contrib import MaskablePPO
 
@@ -210,6 +210,7 @@ def test_an_oracle_run_saves_players_that_play_ordinary_observations(
         env.step(None if terminated or truncated else agent.act(observation))
     assert not env.agents
     argv = ["eval", str(oracle_run / "final.zip"), "random", "--deals", "2", "--no-progress"]
+    argv += ["--out", str(tmp_path / "eval")]
     assert cli.main(argv) == 0
     assert "final.zip" in capsys.readouterr().out
 
