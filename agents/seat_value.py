@@ -91,6 +91,9 @@ PLAY_FIELDS = 3
 #: ``play_fields`` of a decision whose plays this round are not known (or none was made).
 NO_PLAYS = (0,) * PLAY_FIELDS
 SHIPPED = Path(__file__).resolve().parent / "pretrained_seat_value" / "seat_value.pt"
+#: The shipped networks by the names ``network=`` takes: ``ensemble`` is three networks fitted
+#: apart (``agents/pretrained_seat_value/README.md``).
+SHIPPED_NETWORKS = {"single": SHIPPED, "ensemble": SHIPPED.with_name("ensemble.pt")}
 _OTHER_HAND = 3  # the other hand's place among the piles and hands of ``LastRoundValue``'s row
 
 
@@ -223,9 +226,10 @@ class SeatEnsemble(nn.Module):
 
 
 def load_seat_network(path: str | Path | None, rules: Rules) -> SeatValue | SeatEnsemble:
-    """The ``SeatValue`` or ``SeatEnsemble`` saved at ``path`` (the shipped network where it is
-    ``None``), refused by a player of other rules than it learnt."""
-    path = SHIPPED if path is None else path
+    """The ``SeatValue`` or ``SeatEnsemble`` saved at ``path``, or shipped by that name
+    (``SHIPPED_NETWORKS``; ``single`` where it is ``None``), refused by a player of other rules
+    than it learnt."""
+    path = SHIPPED if path is None else SHIPPED_NETWORKS.get(str(path), path)
     saved = read_saved(path, SeatValue.WHAT)
     if isinstance(saved, dict) and saved.get("format") == SeatEnsemble.FORMAT:
         net: SeatValue | SeatEnsemble = SeatEnsemble.from_dict(saved, path)
@@ -364,8 +368,9 @@ class SeatValueAgent:
         rules: the rules (a ``Rules``, preset name or option dict); the networks' must match.
         seed: seeds the seeds ``per_game`` gives ``fork``s; the player is deterministic.
         network: the path of a ``SeatValue`` (``scopa seat-value`` writes one) or of a
-            ``SeatEnsemble`` (``scopa seat-value --average``); the shipped network
-            (``agents/pretrained_seat_value/``) by default.
+            ``SeatEnsemble`` (``scopa seat-ensemble``), or the name of a shipped one
+            (``agents/pretrained_seat_value/``): ``single`` (the default) or ``ensemble``, the
+            stronger (README).
         value: the path of the last round's ``LastRoundValue``; the shipped one by default.
         torch_threads: torch's threads, for the whole process (as ``last_round``'s).
     """

@@ -276,6 +276,19 @@ def test_the_shipped_network_takes_the_sweep_and_plays_by_default() -> None:
     assert player.act(observation) == parse_card("7D")
 
 
+def test_the_shipped_ensemble_takes_the_sweep_by_name() -> None:
+    """Three networks fitted apart, one reading the opponent's plays; their mean values the
+    sweep of ``settebello_sweep`` highest, as each does."""
+    player = make_agent("seat_value", network="ensemble")
+    assert isinstance(player.net, SeatEnsemble) and player.follows_deal
+    assert [net.width for net in player.net.networks] == [128, 256, 128]
+    assert [net.plays for net in player.net.networks] == [False, False, True]
+    observation = observe_deal(sweep_position())
+    assert player.act(observation) == parse_card("7D")
+    single, default = make_agent("seat_value", network="single").net, make_agent("seat_value").net
+    assert all(torch.equal(w, default.state_dict()[k]) for k, w in single.state_dict().items())
+
+
 def test_the_opponents_plays_this_round_are_features() -> None:
     """``opening_trail``: the opponent led by trailing 2B onto 7S 5C 3S JB, where a 3, 5, 7 or
     8 would have taken its like and a king 3S+7S; nothing sweeps a table of 23 points."""
