@@ -155,16 +155,14 @@ class SeatValue(LastRoundValue):
 class SeatEnsemble(nn.Module):
     """Seat networks fitted apart whose values of a row are averaged. Networks fitted from
     different starts err on different decisions, so their mean gives up less than any of them
-    (README). Members of the same ``plays`` share the rows' encoding, and
-    every member values a batch in the same call: a decision stays one forward pass, of a
-    wider network.
+    (README). Every member values a batch in the same call, those of the same ``plays`` from
+    one encoding of the rows: a decision stays one forward pass, of a wider network.
 
     Args:
         members: the networks, of one rules; ``plays`` if any reads the plays.
     """
 
     FORMAT = "scopa-env seat value ensemble 1"
-    WHAT = SeatValue.WHAT
 
     def __init__(self, members: Sequence[SeatValue]) -> None:
         super().__init__()
