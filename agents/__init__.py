@@ -35,7 +35,7 @@ from agents.policy import SHIPPED_CHECKPOINTS, PolicyAgent
 from agents.random_agent import RandomAgent
 from agents.rollout import RolloutAgent
 from agents.seat_search import SeatSearchAgent
-from agents.seat_value import SeatValueAgent
+from agents.seat_value import PretrainedAgent, SeatValueAgent
 from scopa_env.errors import CheckpointNotFoundError, PlayerError, ScopaError, UnknownPlayerError
 
 AGENTS: dict[str, type] = {
@@ -53,6 +53,7 @@ AGENTS: dict[str, type] = {
     "last_round": LastRoundAgent,
     "seat_value": SeatValueAgent,
     "seat_search": SeatSearchAgent,
+    "pretrained": PretrainedAgent,
     "openspiel-ismcts": OpenSpielISMCTSAgent,
 }
 
@@ -94,8 +95,9 @@ def check_options(factory: Callable[..., Any], name: str, options: dict[str, Any
 
 
 def make_agent(name_or_path: str | Path, **kwargs: Any) -> Agent:
-    """A player by name (``random``, ``greedy``, ``heuristic``, ``ismcts``, ``pretrained``, the
-    previous shipped network ``pretrained_v4``, ...) or
+    """A player by name (``random``, ``greedy``, ``heuristic``, ``ismcts``, the shipped agent
+    ``pretrained``, the policy networks shipped before it ``pretrained_v5`` and
+    ``pretrained_v4``, ...) or
     by the path of a MaskablePPO checkpoint or of an RLlib checkpoint (``rllib:PATH``, or the
     folder, ``agents.rllib_agent``); ``kwargs`` go to its constructor (``rules``,
     ``seed`` and the player's own options). It is also the ``scopa_env.players`` entry point,
@@ -145,6 +147,7 @@ __all__ = [
     "ISMCTSAgent",
     "OpenSpielISMCTSAgent",
     "PolicyAgent",
+    "PretrainedAgent",
     "PriorISMCTSAgent",
     "RandomAgent",
     "RolloutAgent",

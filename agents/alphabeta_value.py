@@ -33,6 +33,7 @@ import numpy as np
 from agents.deal_value import SHIPPED, DealValue, position
 from agents.guided import LeafValuer, LineSearchAgent, Root, load_network
 from agents.inference import OpponentPlay
+from agents.policy import SHIPPED_POLICY
 from agents.seat_value import (
     SeatEnsemble,
     SeatValue,
@@ -180,7 +181,7 @@ class ValueAlphaBetaAgent(LineSearchAgent):
             import torch
 
             torch.set_num_threads(1)
-            self.network = LeafValuer(load_network("pretrained")[1])
+            self.network = LeafValuer(load_network(SHIPPED_POLICY)[1])
         self.path = Path(SHIPPED if value is None else value)
         self.value = DealValue.load(self.path)
         if not 0.0 <= seat_weight <= 1.0:

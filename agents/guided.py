@@ -3,7 +3,7 @@
 Each decision samples ``samples`` deals consistent with what the player has seen, as
 ``agents.alphabeta`` does, and enumerates every line of ``depth`` plies from each root move in
 each of them. The positions the lines end in (the leaves) are valued in one batched forward
-pass of the shipped network (``make_agent("pretrained")``, or another checkpoint), each
+pass of the shipped policy network (``pretrained_v5``, or another checkpoint), each
 observed by the seat to move in it: its value head was trained on each deal's point
 difference, undiscounted, so it estimates that seat's final point difference. ``blend`` mixes
 in the material balance of ``agents.alphabeta``. The lines are reduced by minimax per sample,
@@ -33,6 +33,7 @@ import numpy as np
 from agents.alphabeta import AlphaBeta, AlphaBetaAgent
 from agents.base import Observation
 from agents.determinize import Determinizer
+from agents.policy import SHIPPED_POLICY
 from agents.seats import SeatView
 from agents.values import POINT, CardValues
 from scopa_env.cards import NUM_CARDS
@@ -246,8 +247,8 @@ class RoundHistory:
 
 def load_network(network: str) -> tuple[Path, Any]:
     """The checkpoint's path and SB3 policy of a player name that ``make_agent`` builds from a
-    checkpoint (``pretrained``), or of a checkpoint's path. The path lets a caller tell which
-    network it holds (the ladder's journals do)."""
+    checkpoint (``pretrained_v5``, ``pretrained_v4``), or of a checkpoint's path. The path lets
+    a caller tell which network it holds (the ladder's journals do)."""
     from agents import make_agent
     from agents.policy import PolicyAgent, load_policy_checkpoint
 
@@ -258,7 +259,7 @@ def load_network(network: str) -> tuple[Path, Any]:
         agent = make_agent(network)
         if not isinstance(agent, PolicyAgent):
             raise PlayerError(
-                f"network {network!r} is not a network player: give 'pretrained' or the path "
+                f"network {network!r} is not a policy network: give {SHIPPED_POLICY!r} or the path "
                 "of a MaskablePPO .zip checkpoint"
             )
         path, model = agent.path, agent.model
@@ -380,9 +381,9 @@ class GuidedAgent(LineSearchAgent):
     35 duplicate deals, about 4 ms a move there).
 
     Args: as ``AlphaBetaAgent``, and
-        network: the network whose value head values the leaves: ``pretrained`` (whatever
-            ``make_agent("pretrained")`` loads) or the path of a MaskablePPO checkpoint of
-            two-player Scopa.
+        network: the network whose value head values the leaves: a shipped policy network by name
+            (``pretrained_v5``, the default, ``agents.policy.SHIPPED_POLICY``, or
+            ``pretrained_v4``) or the path of a MaskablePPO checkpoint of two-player Scopa.
         blend: the network's share of a leaf's value, the rest the material balance.
         replies: ``min`` (the opponent's best reply in each sample) or ``policy`` (its cards
             weighed by the network's policy, each card's best capture for it).
@@ -402,7 +403,7 @@ class GuidedAgent(LineSearchAgent):
         samples: int = 16,
         depth: int = 3,
         endgame_plies: int = 5,
-        network: str = "pretrained",
+        network: str = SHIPPED_POLICY,
         blend: float = 0.5,
         replies: str = "policy",
         exact_last_round: bool = False,

@@ -3,7 +3,7 @@
 ``ISMCTSAgent`` ranks its root moves by their mean reward, at each round of sequential halving
 and at the end. This player adds to each move's mean ``prior_weight`` points for every nat of
 the network's log-probability of the move's action, among the legal actions (one forward pass
-of ``make_agent("pretrained")``, or another checkpoint, on the real observation). A move the
+of the shipped policy network, or another checkpoint, on the real observation). A move the
 network finds unlikely must show that much more in the search to be kept and chosen; between
 moves the search cannot tell apart, the network's choice wins. Gumbel AlphaZero (Danihelka et
 al. 2022) combines a prior with sequential halving the same way (here without the Gumbel
@@ -20,6 +20,7 @@ import numpy as np
 
 from agents.guided import LeafValuer, load_network
 from agents.ismcts import ISMCTSAgent
+from agents.policy import SHIPPED_POLICY
 from agents.values import CardValues
 from scopa_env.engine import MaskMove
 from scopa_env.errors import PlayerError
@@ -37,9 +38,9 @@ class PriorISMCTSAgent(ISMCTSAgent):
     0.062 at 40.2 ms: the prior's gain is within the noise.
 
     Args: as ``ISMCTSAgent`` (``iterations``, ``exploration``, ``halving``, ...), and
-        network: the network whose policy is the prior: ``pretrained`` (whatever
-            ``make_agent("pretrained")`` loads) or the path of a MaskablePPO checkpoint of
-            two-player Scopa.
+        network: the network whose policy is the prior: a shipped policy network by name
+            (``pretrained_v5``, the default, ``agents.policy.SHIPPED_POLICY``, or
+            ``pretrained_v4``) or the path of a MaskablePPO checkpoint of two-player Scopa.
         prior_weight: points per deal credited per nat of the network's log-probability of a
             root move's action (0: plain ISMCTS).
         torch_threads: torch's threads (set for the whole process; one, as the harness runs
@@ -52,7 +53,7 @@ class PriorISMCTSAgent(ISMCTSAgent):
         self,
         rules: Rules | str | None = None,
         iterations: int = 900,
-        network: str = "pretrained",
+        network: str = SHIPPED_POLICY,
         prior_weight: float = 0.05,
         time_limit: float | None = None,
         exploration: float = 0.7,

@@ -54,10 +54,11 @@ from torch import nn
 
 from agents.base import check_action
 from agents.deal_value import position
+from agents.policy import SHIPPED_POLICY
 from agents.seats import SeatView
 from scopa_env.cards import CAPTURE_VALUE, COINS_MASK, NUM_CARDS, SETTEBELLO
 from scopa_env.engine import Deal, MaskMove
-from scopa_env.errors import CheckpointError, PlayerError
+from scopa_env.errors import CheckpointError, CheckpointNotFoundError, PlayerError
 from scopa_env.info_state import InfoState
 from scopa_env.observation import OBS_SIZE
 from scopa_env.players import Observation
@@ -268,7 +269,7 @@ def read_saved(path: str | Path, what: str) -> Any:
     network expected in the errors."""
     path = Path(path)
     if not path.is_file():
-        raise CheckpointError(f"no {what} at {path}")
+        raise CheckpointNotFoundError(f"no {what} at {path}")
     try:
         return torch.load(path, map_location="cpu", weights_only=True)
     except Exception as error:  # torch raises whatever its zip or pickle reader raised
@@ -334,7 +335,7 @@ class LastRoundAgent:
         rules: the rules (a ``Rules``, preset name or option dict); the network's must match.
         seed: passed to the base player.
         base: the player of the decisions before the last round: a ``make_agent`` name or a
-            checkpoint's path (the shipped network by default).
+            checkpoint's path (the shipped policy network, ``pretrained_v5``, by default).
         value: the path of a ``LastRoundValue`` (``scopa last-round``); the shipped one by
             default.
         torch_threads: torch's threads (set for the whole process; one, as the harness runs
@@ -348,7 +349,7 @@ class LastRoundAgent:
         self,
         rules: Rules | str | None = None,
         seed: int | None = None,
-        base: str = "pretrained",
+        base: str = SHIPPED_POLICY,
         value: str | None = None,
         torch_threads: int = 1,
     ) -> None:

@@ -12,13 +12,18 @@ from scopa_env.errors import CheckpointError, CheckpointNotFoundError
 
 _HERE = Path(__file__).resolve().parent
 
-#: The project's released checkpoints by ``make_agent`` name: the shipped agent, and the one it
-#: replaced, kept so that the two can be compared.
+#: The project's released policy networks by ``make_agent`` name, kept so that they can be
+#: compared: the shipped agent before the seat-value ensemble (``make_agent("pretrained")``,
+#: ``agents.seat_value``) replaced it, and the one before that.
 SHIPPED_CHECKPOINTS = {
-    "pretrained": _HERE / "pretrained" / "model.zip",
+    "pretrained_v5": _HERE / "pretrained_v5" / "model.zip",
     "pretrained_v4": _HERE / "pretrained_v4" / "model.zip",
 }
-PRETRAINED_CHECKPOINT = SHIPPED_CHECKPOINTS["pretrained"]
+#: The policy network that the players and tools built on one play by default (``guided``,
+#: ``rollout``, ``ismcts_prior``, ``last_round``'s base, ``alphabeta_value``'s leaf value,
+#: ``scopa value``, ``scopa predict``, expert iteration's fine-tuning).
+SHIPPED_POLICY = "pretrained_v5"
+POLICY_CHECKPOINT = SHIPPED_CHECKPOINTS[SHIPPED_POLICY]
 
 
 def checkpoint_path(name: str) -> Path:

@@ -1,12 +1,12 @@
 """A search guided by a network's play: the network's policy, improved by rollouts.
 
 Each decision samples ``samples`` deals consistent with what the player has seen
-(``agents.alphabeta``'s sampling, with its ``infer`` option) and, in each, plays every root move
-and then the rest of the deal with the network (``make_agent("pretrained")``, or another
-checkpoint) choosing every later move for both seats, each from its own observation of the
-sampled deal. This is policy improvement by Monte Carlo rollouts (Tesauro and Galperin 1996):
-the rollouts estimate what each root move is worth when the network plays on, and the player
-improves on the network's own choice where they show a better move.
+(``agents.alphabeta``'s sampling, with its ``infer`` option) and, in each, plays every root move and
+then the rest of the deal with the network (the shipped policy network, ``pretrained_v5``, or
+another checkpoint) choosing every later move for both seats, each from its own observation of the
+sampled deal. This is policy improvement by Monte Carlo rollouts (Tesauro and Galperin 1996): the
+rollouts estimate what each root move is worth when the network plays on, and the player improves on
+the network's own choice where they show a better move.
 
 The rollouts are few (a rollout costs a forward pass of the network a ply), so their estimates
 are noisy, and taking the best total follows the noise as often as the network's mistakes. Two
@@ -34,6 +34,7 @@ import numpy as np
 from agents.alphabeta import AlphaBeta, AlphaBetaAgent
 from agents.determinize import Determinizer
 from agents.guided import LeafValuer, Root, load_network
+from agents.policy import SHIPPED_POLICY
 from agents.seats import SeatView
 from agents.values import CardValues
 from scopa_env.cards import NUM_CARDS
@@ -49,16 +50,16 @@ class RolloutAgent(AlphaBetaAgent):
 
     About 41-48 ms of CPU a move at the defaults on the first machines measured, 22 ms on the
     ladder's (the harness's measure). With the previous network (``pretrained_v4``), over 300
-    duplicate deals against that network (``scopa eval rollout pretrained --deals 300 --seed
-    0``): +0.272 +- 0.143 points per deal; against ``ismcts`` (300 iterations, ``--deals 2000
-    --seed 0``): +0.007 +- 0.064. With the current one, ``rollout:samples=48`` against
-    ``ismcts``: +0.119 +- 0.065 at 39.9 ms a move (``--deals 2000 --seed 0``).
+    duplicate deals against that network (``scopa eval rollout:network=pretrained_v4 pretrained_v4
+    --deals 300 --seed 0``): +0.272 +- 0.143 points per deal; against ``ismcts`` (300 iterations,
+    ``--deals 2000 --seed 0``): +0.007 +- 0.064. With the current one, ``rollout:samples=48``
+    against ``ismcts``: +0.119 +- 0.065 at 39.9 ms a move (``--deals 2000 --seed 0``).
 
     Args: as ``AlphaBetaAgent`` (``samples``, ``endgame_plies``, ``infer`` and its model's
         options; ``depth`` is not used), and
-        network: the network that plays the rollouts: ``pretrained`` (whatever
-            ``make_agent("pretrained")`` loads) or the path of a MaskablePPO checkpoint of
-            two-player Scopa.
+        network: the network that plays the rollouts: a shipped policy network by name
+            (``pretrained_v5``, the default, ``agents.policy.SHIPPED_POLICY``, or
+            ``pretrained_v4``) or the path of a MaskablePPO checkpoint of two-player Scopa.
         exact_last_round: a rollout that reaches the deal's last round is finished by the
             exact solver instead of the network.
         confidence: play another move than the network's own only where its mean gain over
@@ -76,7 +77,7 @@ class RolloutAgent(AlphaBetaAgent):
         rules: Rules | str | None = None,
         samples: int = 24,
         endgame_plies: int = 5,
-        network: str = "pretrained",
+        network: str = SHIPPED_POLICY,
         exact_last_round: bool = True,
         confidence: float | None = 1.0,
         infer: bool = False,

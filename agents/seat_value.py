@@ -223,11 +223,16 @@ class SeatEnsemble(nn.Module):
             raise CheckpointError(f"{source}: {error}") from None
 
 
+def seat_network_path(network: str | Path | None) -> Path:
+    """The file of a seat network given by path or by shipped name (``SHIPPED_NETWORKS``;
+    ``single`` where it is ``None``)."""
+    return SHIPPED if network is None else Path(SHIPPED_NETWORKS.get(str(network), network))
+
+
 def load_seat_network(path: str | Path | None, rules: Rules) -> SeatValue | SeatEnsemble:
     """The ``SeatValue`` or ``SeatEnsemble`` saved at ``path``, or shipped by that name
-    (``SHIPPED_NETWORKS``; ``single`` where it is ``None``), refused by a player of other rules
-    than it learnt."""
-    path = SHIPPED if path is None else SHIPPED_NETWORKS.get(str(path), path)
+    (``seat_network_path``), refused by a player of other rules than it learnt."""
+    path = seat_network_path(path)
     saved = read_saved(path, SeatValue.WHAT)
     if isinstance(saved, dict) and saved.get("format") == SeatEnsemble.FORMAT:
         net: SeatValue | SeatEnsemble = SeatEnsemble.from_dict(saved, path)
@@ -385,7 +390,8 @@ class SeatValueAgent:
     ) -> None:
         torch.set_num_threads(torch_threads)
         self.rules = resolve_rules(rules)
-        self.net = load_seat_network(network, self.rules)
+        self.path = seat_network_path(network)  # the file the ladder's journals fingerprint
+        self.net = load_seat_network(self.path, self.rules)
         self.last_round = LastRoundValue.load_for(value, self.rules)
         self.tracker = PlayTracker()
         self.rng = np.random.default_rng(seed)  # seeds for ``fork``s (``per_game``)
@@ -474,6 +480,24 @@ class SeatValueAgent:
 
     def __repr__(self) -> str:
         return f"SeatValueAgent(width={self.net.width}, rules={self.rules})"
+
+
+class PretrainedAgent(SeatValueAgent):
+    """The shipped agent, ``make_agent("pretrained")``: ``seat_value`` with the shipped ensemble
+    (``network=ensemble``) and the shipped last-round network, one batched forward pass of its
+    networks a decision and no search (``agents/pretrained/README.md``: its figures and
+    recipe). The policy networks it replaced stay by name: ``pretrained_v5`` and
+    ``pretrained_v4`` (``agents.policy``).
+
+    Args: ``rules``, ``seed`` and ``torch_threads`` as ``SeatValueAgent``'s.
+    """
+
+    name = "pretrained"
+
+    def __init__(
+        self, rules: Rules | str | None = None, seed: int | None = None, torch_threads: int = 1
+    ) -> None:
+        super().__init__(rules, seed, network="ensemble", torch_threads=torch_threads)
 
 
 def _as_they_are(values: np.ndarray) -> np.ndarray:

@@ -14,7 +14,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "networks",
         nargs="+",
         metavar="NETWORK",
-        help="pretrained, pretrained_v4 or a checkpoint's path (a run's clone.zip)",
+        help="pretrained_v5, pretrained_v4 or a policy checkpoint's path (a run's clone.zip)",
     )
     parser.add_argument(
         "--tasks",

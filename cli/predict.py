@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 
+from agents.policy import SHIPPED_POLICY
 from cli.arguments import non_negative_int, positive_int
 from evaluation.prediction import card_choices, fit_power, mean_log_likelihood, top_one
 
@@ -29,8 +30,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--network",
-        default="pretrained",
-        help="the network whose policy predicts: pretrained or a checkpoint path",
+        default=SHIPPED_POLICY,
+        help=f"the policy network that predicts: {SHIPPED_POLICY} (default), pretrained_v4 or "
+        "a checkpoint path",
     )
 
 

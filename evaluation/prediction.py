@@ -23,6 +23,7 @@ import numpy as np
 from agents.greedy import MoveValuer
 from agents.guided import LeafValuer, load_network
 from agents.inference import OpponentModel
+from agents.policy import SHIPPED_POLICY
 from evaluation.players import PlayerSpec
 from scopa_env import scopa_v0
 from scopa_env.cards import cards_of
@@ -44,7 +45,7 @@ class CardChoice:
 
 
 def card_choices(
-    player: str, deals: int, seed: int = 0, network: str = "pretrained"
+    player: str, deals: int, seed: int = 0, network: str = SHIPPED_POLICY
 ) -> list[CardChoice]:
     """Every card choice of ``player`` (a command-line spec) from a hand of two or more cards,
     over ``deals`` deals of self-play at two-player Scopa."""

@@ -26,7 +26,7 @@ from scopa_env.captures import consistent_sets
 from scopa_env.cards import card_name, cards_of, mask_of, parse_card, parse_cards
 from scopa_env.engine import Deal, Move
 from scopa_env.environments import make_aec
-from scopa_env.errors import CheckpointError
+from scopa_env.errors import CheckpointError, PlayerError
 from scopa_env.info_state import InfoState
 from scopa_env.observation import encode
 from scopa_env.rules import PRESETS, Rules
@@ -288,15 +288,16 @@ def test_make_agent_names_and_errors(tmp_path) -> None:
         make_agent(tmp_path / "missing.zip")
 
 
-def test_the_shipped_agent_and_the_one_it_replaced_play_by_name() -> None:
-    """Both networks load by name and play legal moves; they are different networks."""
+def test_the_shipped_agent_and_the_ones_it_replaced_play_by_name() -> None:
+    """The shipped agent and both earlier policy networks load by name and play legal moves;
+    the two policy networks are different networks."""
     from agents.policy import SHIPPED_CHECKPOINTS
     from scopa_env.single_agent import ScopaSingleAgentEnv
 
-    assert SHIPPED_CHECKPOINTS["pretrained"].read_bytes() != (
+    assert SHIPPED_CHECKPOINTS["pretrained_v5"].read_bytes() != (
         SHIPPED_CHECKPOINTS["pretrained_v4"].read_bytes()
     )
-    for name in ("pretrained", "pretrained_v4"):
+    for name in ("pretrained", "pretrained_v5", "pretrained_v4"):
         agent = make_agent(name)
         env = ScopaSingleAgentEnv(opponent="greedy", episode="deal")
         obs, _ = env.reset(seed=3)
@@ -308,6 +309,32 @@ def test_the_shipped_agent_and_the_one_it_replaced_play_by_name() -> None:
             obs, _, done, _, _ = env.step(action)
     with pytest.raises(ValueError, match="pretrained_v4"):
         make_agent("pretrained_v3")
+
+
+def test_the_shipped_agent_is_the_seat_value_ensemble() -> None:
+    """``make_agent("pretrained")`` plays as ``seat_value:network=ensemble`` on every decision
+    of a deal, a one-network player of no options of its own; it refuses other rules by name,
+    and the policy network it replaced is not it."""
+    from agents.seat_value import SeatEnsemble, SeatValueAgent
+
+    shipped = make_agent("pretrained")
+    assert isinstance(shipped, SeatValueAgent) and isinstance(shipped.net, SeatEnsemble)
+    same = make_agent("seat_value", network="ensemble")
+    single = make_agent("seat_value")
+    env = scopa_v0.raw_env()
+    env.reset(seed=5)
+    differs = 0
+    while not all(env.terminations.values()):
+        observation = env.observe(env.agent_selection)
+        action = shipped.act(observation)
+        assert action == same.act(observation)
+        differs += action != single.act(observation)
+        env.step(action)
+    assert differs  # the ensemble is not the single network
+    with pytest.raises(PlayerError, match="no option 'network'"):
+        make_agent("pretrained", network="single")
+    with pytest.raises(PlayerError, match="napola=True"):
+        make_agent("pretrained", rules="napola")
 
 
 def test_players_reject_a_mask_from_other_rules() -> None:

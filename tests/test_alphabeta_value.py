@@ -246,7 +246,7 @@ def prior_rows() -> list[dict[str, np.ndarray]]:
 
 
 def test_no_prior_is_the_search_and_one_out_of_reach_plays_the_networks_card() -> None:
-    network = make_agent("pretrained")
+    network = make_agent("pretrained_v5")
     rows = prior_rows()
     assert len(rows) > 8
     changed = 0
@@ -280,7 +280,7 @@ def test_the_prior_credits_each_move_its_cards_log_probability_per_sample() -> N
 
 def test_the_last_round_is_solved_without_the_prior() -> None:
     """Where the network's card is not the solver's, the solver's is played all the same."""
-    network = make_agent("pretrained")
+    network = make_agent("pretrained_v5")
     for seed in (5, 6, 7):
         row = observe_deal(my_turn(seed, 30))
         assert not InfoState.from_observation(row["observation"]).stock_size

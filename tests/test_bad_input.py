@@ -272,7 +272,7 @@ def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]
 
 
 def _two_seat_checkpoint() -> str:
-    return str(ROOT / "agents" / "pretrained" / "model.zip")
+    return str(ROOT / "agents" / "pretrained_v5" / "model.zip")
 
 
 CLI_CASES: list[tuple[str, Callable[[Path], list[str]], str]] = [
@@ -384,14 +384,14 @@ def test_an_rllib_run_folder_is_neither_reused_nor_resumed(
     assert _files(tmp_path) == before
 
 
-def test_the_shipped_agent_is_replaced_only_on_purpose(
+def test_the_shipped_policy_network_is_replaced_only_on_purpose(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``export_to: agents/pretrained`` is the repository's folder from any working directory,
+    """``export_to: agents/pretrained_v5`` is the repository's folder from any working directory,
     and a run that would overwrite it is refused before it starts."""
     from training.config import load_config
 
-    shipped = ROOT / "agents" / "pretrained"
+    shipped = ROOT / "agents" / "pretrained_v5"
     monkeypatch.chdir(tmp_path)
     config = load_config(ROOT / "configs" / "full.yaml")
     assert config.export_dir() == shipped

@@ -15,7 +15,7 @@ from scopa_env.cards import CAPTURE_VALUE, NUM_CARDS, cards_of
 from scopa_env.observation import NUM_PLANES, OBS_SIZE, OBS_SLICES, mask_to_plane
 from scopa_env.rules import Rules
 
-PRETRAINED = Path(__file__).resolve().parents[1] / "agents" / "pretrained" / "model.zip"
+PRETRAINED = Path(__file__).resolve().parents[1] / "agents" / "pretrained_v5" / "model.zip"
 
 
 def _positions(count: int, seed: int) -> list[tuple[int, int]]:

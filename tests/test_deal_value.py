@@ -14,7 +14,7 @@ from conftest import played_to, settebello_sweep
 import training.deal_value as deal_value
 from agents import make_agent
 from agents.deal_value import NUM_FEATURES, SHIPPED, DealValue, encode, position
-from agents.policy import PRETRAINED_CHECKPOINT
+from agents.policy import POLICY_CHECKPOINT
 from cli.main import main
 from scopa_env import scopa_v0
 from scopa_env.cards import parse_card, parse_cards
@@ -31,7 +31,7 @@ from training.deal_value import (
 )
 
 needs_network = pytest.mark.skipif(
-    not PRETRAINED_CHECKPOINT.is_file(), reason="the shipped network is not installed"
+    not POLICY_CHECKPOINT.is_file(), reason="the shipped network is not installed"
 )
 
 

@@ -15,14 +15,14 @@ import torch
 from conftest import SEVENS_AND_COINS, TINY, last_round, observe_deal, played_to
 
 from agents import RolloutAgent
-from agents.policy import PRETRAINED_CHECKPOINT
+from agents.policy import POLICY_CHECKPOINT
 from scopa_env.cards import parse_card
 from scopa_env.engine import Deal
 from training.config import ConfigError, validate
 from training.warm_start import MoveValueTeacher
 
 needs_network = pytest.mark.skipif(
-    not PRETRAINED_CHECKPOINT.is_file(), reason="the shipped network is not installed"
+    not POLICY_CHECKPOINT.is_file(), reason="the shipped network is not installed"
 )
 
 
@@ -93,9 +93,13 @@ QUIET = {"every": 0, "final_deals": 0}
     ("warm_start", "key", "reason"),
     [
         ({"teacher": "greedy", "finetune_from": "no/such.zip"}, "finetune_from", "no file"),
-        ({"teacher": None, "finetune_from": "pretrained"}, "warm_start", "set warm_start.teacher"),
         (
-            {"teacher": "greedy", "finetune_from": "pretrained", "init_from": __file__},
+            {"teacher": None, "finetune_from": "pretrained_v5"},
+            "warm_start",
+            "set warm_start.teacher",
+        ),
+        (
+            {"teacher": "greedy", "finetune_from": "pretrained_v5", "init_from": __file__},
             "warm_start",
             "exclude each other",
         ),
@@ -115,14 +119,14 @@ def test_a_rollout_teacher_takes_a_network_path() -> None:
 
 
 @pytest.mark.parametrize("key", ["init_from", "finetune_from"])
-@pytest.mark.parametrize("name", ["pretrained", "pretrained_v4"])
+@pytest.mark.parametrize("name", ["pretrained_v5", "pretrained_v4"])
 def test_the_shipped_networks_are_named_as_players(key: str, name: str) -> None:
     from agents.policy import SHIPPED_CHECKPOINTS
     from training.train import saved_model
 
     config = validate(_tiny(warm_start={"teacher": "greedy", key: name}))
     assert saved_model(getattr(config.warm_start, key)) == SHIPPED_CHECKPOINTS[name]
-    assert saved_model("pretrained") == PRETRAINED_CHECKPOINT
+    assert saved_model("pretrained_v5") == POLICY_CHECKPOINT
 
 
 def test_finetune_from_starts_the_clone_from_the_saved_weights(tmp_path: Path) -> None:
@@ -182,4 +186,4 @@ def test_a_step_of_expert_iteration_runs_in_tasks(tmp_path: Path) -> None:
     rows = np.flatnonzero(valued)
     chosen = values[rows, actions[rows]]
     np.testing.assert_array_equal(chosen, np.nanmax(values[rows], axis=1))  # no regret
-    assert "fine-tuning `pretrained`" in (run / "report.md").read_text()
+    assert "fine-tuning `pretrained_v5`" in (run / "report.md").read_text()

@@ -17,7 +17,7 @@ from conftest import (
 
 from agents import GuidedAgent, make_agent
 from agents.guided import Root
-from agents.policy import PRETRAINED_CHECKPOINT
+from agents.policy import POLICY_CHECKPOINT
 from scopa_env import scopa_v0
 from scopa_env.cards import cards_of, mask_of, parse_card, parse_cards
 from scopa_env.engine import Deal
@@ -28,7 +28,7 @@ from scopa_env.observation import deal_block
 from scopa_env.rules import Rules
 
 pytestmark = pytest.mark.skipif(
-    not PRETRAINED_CHECKPOINT.is_file(), reason="the shipped network is not installed"
+    not POLICY_CHECKPOINT.is_file(), reason="the shipped network is not installed"
 )
 
 
@@ -140,7 +140,8 @@ def test_refuses_other_tables(player: GuidedAgent) -> None:
         ({"blend": 1.5}, PlayerError, "blend"),
         ({"replies": "max"}, PlayerError, "replies"),
         ({"infer": -1.0}, PlayerError, "infer"),
-        ({"network": "greedy"}, PlayerError, "not a network player"),
+        ({"network": "greedy"}, PlayerError, "not a policy network"),
+        ({"network": "pretrained"}, PlayerError, "give 'pretrained_v5'"),
         ({"network": "no/such/model.zip"}, CheckpointNotFoundError, "no/such/model.zip"),
         ({"bogus": 1}, PlayerError, "bogus"),
     ],

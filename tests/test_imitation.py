@@ -132,11 +132,11 @@ def test_the_command_reports_each_network_by_phase(
         _values([{0: 0.0, 1: 1.0}, {2: 0.0, 3: 0.0}]),
         [False, True],
     )
-    assert main(["imitation", "pretrained", "--tasks", str(tmp_path)]) == 0
+    assert main(["imitation", "pretrained_v5", "--tasks", str(tmp_path)]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == f"2 decisions with a choice in {tmp_path}"
     assert [line.split(" | ")[:2] for line in lines[3:]] == [
         [f"| {who}", phase]
-        for who in ("pretrained", "a uniformly random legal pick")
+        for who in ("pretrained_v5", "a uniformly random legal pick")
         for phase in ("all", "stock left", "stock empty")
     ]

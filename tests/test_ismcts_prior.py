@@ -16,13 +16,13 @@ from conftest import (
 )
 
 from agents import ISMCTSAgent, PriorISMCTSAgent, make_agent
-from agents.policy import PRETRAINED_CHECKPOINT
+from agents.policy import POLICY_CHECKPOINT
 from scopa_env.cards import parse_card
 from scopa_env.errors import CheckpointNotFoundError, PlayerError
 from scopa_env.info_state import InfoState
 
 pytestmark = pytest.mark.skipif(
-    not PRETRAINED_CHECKPOINT.is_file(), reason="the shipped network is not installed"
+    not POLICY_CHECKPOINT.is_file(), reason="the shipped network is not installed"
 )
 
 #: (seed, plays) of two-player positions, each with the player to move holding a choice.
@@ -44,7 +44,7 @@ def test_without_a_prior_it_is_ismcts_move_for_move() -> None:
 
 
 def test_with_a_prior_out_of_reach_it_plays_the_networks_own_move() -> None:
-    network = make_agent("pretrained")
+    network = make_agent("pretrained_v5")
     stubborn = PriorISMCTSAgent(iterations=40, prior_weight=1e6, seed=0)
     plain = ISMCTSAgent(iterations=40, seed=0)
     disagreements = 0
@@ -97,7 +97,7 @@ def test_refuses_other_tables() -> None:
         ({"iterations": 0}, PlayerError, "iterations"),
         ({"prior_weight": -0.1}, PlayerError, "prior_weight"),
         ({"prior_weight": "high"}, PlayerError, "'high'"),
-        ({"network": "greedy"}, PlayerError, "not a network player"),
+        ({"network": "greedy"}, PlayerError, "not a policy network"),
         ({"network": "no/such/model.zip"}, CheckpointNotFoundError, "no/such/model.zip"),
         ({"bogus": 1}, PlayerError, "bogus"),
     ],

@@ -207,10 +207,22 @@ def test_a_search_is_told_apart_by_the_network_it_plays_with(name: str) -> None:
     from agents import make_agent
     from evaluation.ladder import _fingerprint
 
-    shipped, previous = (make_agent(name, network=n) for n in ("pretrained", "pretrained_v4"))
-    assert _fingerprint(shipped) == _fingerprint(make_agent("pretrained"))
+    shipped, previous = (make_agent(name, network=n) for n in ("pretrained_v5", "pretrained_v4"))
+    assert _fingerprint(shipped) == _fingerprint(make_agent("pretrained_v5"))
     assert _fingerprint(previous) == _fingerprint(make_agent("pretrained_v4"))
     assert _fingerprint(shipped) != _fingerprint(previous)
+
+
+def test_a_seat_value_player_is_told_apart_by_its_network() -> None:
+    """The shipped agent is the seat-value player of the shipped ensemble: its journals are
+    those of ``seat_value:network=ensemble``, not of the single network's."""
+    from agents import make_agent
+    from evaluation.ladder import _fingerprint
+
+    shipped = _fingerprint(make_agent("pretrained"))
+    assert shipped is not None
+    assert shipped == _fingerprint(make_agent("seat_value", network="ensemble"))
+    assert shipped != _fingerprint(make_agent("seat_value"))
 
 
 @pytest.mark.parametrize("name", ["ladder.yaml", "ladder_scopa_4.yaml"])

@@ -100,7 +100,7 @@ def test_pretrained_agent_loads_and_plays_in_a_fresh_interpreter() -> None:
         "import numpy as np\n"
         "from agents import make_agent\n"
         "from scopa_env import scopa_v0\n"
-        "agent = make_agent('pretrained')\n"
+        "agent = make_agent('pretrained_v5')\n"
         "print(type(agent.model.policy).__module__)\n"
         "env = scopa_v0.raw_env()\n"
         "env.reset(seed=0)\n"

@@ -19,7 +19,7 @@ from conftest import (
 from agents import RolloutAgent, make_agent
 from agents.alphabeta import AlphaBeta
 from agents.guided import Root
-from agents.policy import PRETRAINED_CHECKPOINT
+from agents.policy import POLICY_CHECKPOINT
 from agents.values import POINT
 from scopa_env.cards import parse_card
 from scopa_env.engine import Deal
@@ -28,7 +28,7 @@ from scopa_env.errors import CheckpointNotFoundError, PlayerError
 from scopa_env.observation import deal_block
 
 pytestmark = pytest.mark.skipif(
-    not PRETRAINED_CHECKPOINT.is_file(), reason="the shipped network is not installed"
+    not POLICY_CHECKPOINT.is_file(), reason="the shipped network is not installed"
 )
 
 #: Every deal below starts a match (0 to 0, target 11) with seat 1 dealing and nothing played
@@ -69,7 +69,7 @@ def test_without_the_exact_last_round_the_network_plays_it_out() -> None:
 
 @pytest.mark.parametrize("plays", [0, 5, 13, 20])
 def test_a_rollout_plays_the_networks_most_likely_card(player: RolloutAgent, plays: int) -> None:
-    network = make_agent("pretrained")
+    network = make_agent("pretrained_v5")
     for seed in range(4):
         deal = my_turn(seed, plays)
         observation = observe_deal(deal)
@@ -82,7 +82,7 @@ def test_a_rollout_plays_the_networks_most_likely_card(player: RolloutAgent, pla
 
 
 def test_with_a_confidence_out_of_reach_it_plays_the_networks_own_move() -> None:
-    network = make_agent("pretrained")
+    network = make_agent("pretrained_v5")
     stubborn = RolloutAgent(samples=3, confidence=1e9, seed=0)
     searched = 0
     for seed in range(6):
@@ -145,7 +145,7 @@ def test_refuses_other_tables(player: RolloutAgent) -> None:
     [
         ({"samples": 0}, PlayerError, "samples"),
         ({"samples": "many"}, PlayerError, "'many'"),
-        ({"network": "greedy"}, PlayerError, "not a network player"),
+        ({"network": "greedy"}, PlayerError, "not a policy network"),
         ({"network": "no/such/model.zip"}, CheckpointNotFoundError, "no/such/model.zip"),
         ({"depth": 2}, PlayerError, "depth"),
         ({"confidence": -1.0}, PlayerError, "confidence"),

@@ -225,13 +225,13 @@ class WarmStartConfig(Section):
     #: counts by its stakes.
     regret_weight: float = Field(default=0.0, ge=0)
     #: A saved model (``clone.zip`` of an earlier run with the same ``ppo`` network, or
-    #: ``pretrained``, the shipped agent's) whose weights PPO starts from instead of cloning
-    #: the teacher again, so a recipe's PPO phase can be tried without paying for the
+    #: ``pretrained_v5``, the shipped policy network) whose weights PPO starts from instead of
+    #: cloning the teacher again, so a recipe's PPO phase can be tried without paying for the
     #: teacher's decisions; ``teacher`` then only names what that clone was taught by (for the
     #: report), and nothing is collected.
     init_from: str | None = Field(default=None, min_length=1)
-    #: A saved model (``pretrained``: the shipped agent's, or a path such as a run's
-    #: ``clone.zip``, with the same ``ppo`` network) whose weights the cloning starts from
+    #: A saved model (``pretrained_v5``: the shipped policy network, or a path such as a
+    #: run's ``clone.zip``, with the same ``ppo`` network) whose weights the cloning starts from
     #: instead of fresh ones: the teacher's decisions fine-tune it.
     finetune_from: str | None = Field(default=None, min_length=1)
     #: ``null``: the teacher plays the decisions it is cloned on. A player (a name ``scopa
@@ -426,8 +426,8 @@ class TrainConfig(Section):
     checkpoint_every: int = Field(default=10, ge=1)
     #: Ship the evaluated checkpoint to this folder: ``model.zip``, ``model.json`` (config,
     #: seed, steps, wall time, evaluation), ``README.md`` (the run report), the curve. A
-    #: relative path is inside the repository (``agents/pretrained`` is the shipped agent),
-    #: wherever the command runs.
+    #: relative path is inside the repository (``agents/pretrained_v5`` is the shipped
+    #: policy network), wherever the command runs.
     export_to: str | None = None
     #: Replace an agent already in ``export_to``; without it a run that would overwrite one
     #: (the shipped agent above all) is refused before it starts.

@@ -44,6 +44,7 @@ from pydantic import Field, field_validator
 
 from agents.base import RuleAgent, reset_agent
 from agents.deal_value import POSITION_FIELDS, DealValue, position
+from agents.policy import SHIPPED_POLICY
 from evaluation.players import PlayerSpec
 from evaluation.records import atomic_path, folder_lock, library_versions, write_text
 from evaluation.workers import WorkerPool
@@ -65,8 +66,9 @@ FREE_ON_RESUME = frozenset({"workers"})
 class DealValueConfig(Section):
     """What ``train_deal_value`` plays and fits (``configs/deal_value.yaml``)."""
 
-    #: The network that plays both seats: ``pretrained`` or a MaskablePPO checkpoint's path.
-    network: str = Field(default="pretrained")
+    #: The network that plays both seats: a shipped policy network (``pretrained_v5``,
+    #: ``pretrained_v4``) or a MaskablePPO checkpoint's path.
+    network: str = Field(default=SHIPPED_POLICY)
     #: A rule player that plays both seats instead, as ``scopa eval`` names players
     #: (``alphabeta``, ``alphabeta:samples=16``); ``null``: the network. One instance plays
     #: the deals of a chunk in turn, so a player that follows the deal (``infer=True``) sees

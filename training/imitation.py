@@ -113,7 +113,7 @@ def _mean_and_interval(samples: np.ndarray) -> tuple[float, float]:
 
 
 def network_logits(network: str, obs: np.ndarray, batch: int = 4096) -> np.ndarray:
-    """The 80 action logits of a network (``pretrained``, ``pretrained_v4`` or a checkpoint's
+    """The 80 action logits of a network (``pretrained_v5``, ``pretrained_v4`` or a checkpoint's
     path) on each observation."""
     from agents.guided import LeafValuer, load_network
 

@@ -370,7 +370,7 @@ def run_warm_start(
 
 def saved_model(name: str) -> Path:
     """The saved model ``warm_start.init_from`` or ``finetune_from`` names: a path, or a shipped
-    network by its player name (``pretrained``, ``pretrained_v4``)."""
+    policy network by its player name (``pretrained_v5``, ``pretrained_v4``)."""
     from agents.policy import checkpoint_path
 
     return checkpoint_path(name)
