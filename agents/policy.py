@@ -20,7 +20,7 @@ SHIPPED_CHECKPOINTS = {
     "pretrained_v4": _HERE / "pretrained_v4" / "model.zip",
 }
 #: The policy network that the players and tools built on one play by default (``guided``,
-#: ``rollout``, ``ismcts_prior``, ``last_round``'s base, ``alphabeta_value``'s leaf value,
+#: ``rollout``, ``ismcts_prior``, ``last_round``'s base, ``alphabeta_value``'s prior,
 #: ``scopa value``, ``scopa predict``, expert iteration's fine-tuning).
 SHIPPED_POLICY = "pretrained_v5"
 POLICY_CHECKPOINT = SHIPPED_CHECKPOINTS[SHIPPED_POLICY]
