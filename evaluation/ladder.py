@@ -375,6 +375,46 @@ def markdown(result: LadderResult, header: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+#: Where a point's label may go, in points from the point: right above, right below, then
+#: left, then further out, joined to its point by a line; the first free place is taken.
+_LABEL_PLACES = [(5, 7), (5, -13), (-5, 7), (-5, -13)] + [
+    (dx, dy) for dy in (20, -26, 32, -38, 44, -50) for dx in (14, -14)
+]
+
+
+def _label_points(fig: Any, ax: Any, points: list[tuple[str, float, float]]) -> None:
+    """Label each point where its text stays inside the axes and overlaps no other label and no
+    point (the axes are laid out first, so that the boxes measured are those drawn); a point
+    with no free place keeps the first."""
+    from matplotlib.transforms import Bbox
+
+    renderer = fig.canvas.get_renderer()
+    frame = ax.get_window_extent(renderer)
+    centres = ax.transData.transform([(x, y) for _, x, y in points])
+    placed: list[Any] = [Bbox.from_bounds(cx - 4, cy - 4, 8, 8) for cx, cy in centres]  # points
+    for name, x, y in sorted(points, key=lambda point: point[1]):
+        for dx, dy in _LABEL_PLACES:
+            label = ax.annotate(name, (x, y), textcoords="offset points", xytext=(dx, dy),
+                                ha="left" if dx > 0 else "right", fontsize=8)  # fmt: skip
+            box = label.get_window_extent(renderer)
+            inside = frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 <= frame.y1
+            if inside and not any(box.overlaps(other) for other in placed):
+                break
+            label.remove()
+        else:
+            dx, dy = _LABEL_PLACES[0]
+            box = None
+        if box is None or abs(dy) > 13:  # a label set apart is joined to its point
+            if box is not None:
+                label.remove()
+            label = ax.annotate(name, (x, y), textcoords="offset points", xytext=(dx, dy),
+                                ha="left" if dx > 0 else "right", fontsize=8,
+                                arrowprops={"arrowstyle": "-", "color": "0.6", "lw": 0.6,
+                                            "shrinkA": 0, "shrinkB": 3})  # fmt: skip
+            box = box or label.get_window_extent(renderer)
+        placed.append(box)
+
+
 def plot(result: LadderResult, path: Path, table: str = "scopa") -> None:
     """Elo (95% CI) against CPU ms a move on a log axis, one labelled point per player."""
     import matplotlib
@@ -388,18 +428,15 @@ def plot(result: LadderResult, path: Path, table: str = "scopa") -> None:
     ys = [row.elo for row in result.rows]
     errs = [0.0 if math.isnan(row.elo_ci) else row.elo_ci for row in result.rows]
     ax.errorbar(xs, ys, yerr=errs, fmt="o", color="tab:blue", ecolor="tab:gray", capsize=4)
-    by_time = sorted(result.rows, key=lambda row: row.ms_per_move)
-    for i, row in enumerate(by_time):  # neighbours' labels alternate above and below
-        ax.annotate(row.player, (row.ms_per_move, row.elo), textcoords="offset points",
-                    xytext=(5, 7 if i % 2 == 0 else -13), fontsize=8)  # fmt: skip
     ax.set_xscale("log")
     ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}"))
-    ax.margins(x=0.12, y=0.08)
+    ax.margins(x=0.2, y=0.08)
     ax.set_xlabel("CPU ms a move (log scale)")
     ax.set_ylabel("Elo (Bradley-Terry, 95% CI)")
     ax.set_title(f"strength ladder at {table}: duplicate deals, every pairing")
     ax.grid(True, which="both", alpha=0.3)
     fig.tight_layout()
+    _label_points(fig, ax, [(row.player, row.ms_per_move, row.elo) for row in result.rows])
     with atomic_path(path) as tmp:
         fig.savefig(tmp, dpi=100)
     plt.close(fig)

@@ -229,3 +229,37 @@ def test_a_seat_value_player_is_told_apart_by_its_network() -> None:
 def test_the_shipped_ladders_validate(name: str) -> None:
     config = load_ladder_config(Path(__file__).resolve().parents[1] / "configs" / name)
     assert len(config.players) >= 7 and config.deals >= 35
+
+
+def test_the_plot_labels_crowded_players_apart() -> None:
+    """Players of about the same time and Elo (the policy networks beside ``alphabeta``) get
+    labels that overlap neither each other nor a point, each inside the axes."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.text import Text
+
+    from evaluation.ladder import _label_points
+
+    points = [(f"player_{i}", 1.2 + 0.05 * i, 1518.0 + i) for i in range(5)]
+    points += [("far", 50.0, 1400.0)]
+    fig, ax = plt.subplots(figsize=(8.0, 5.0))
+    ax.plot([x for _, x, _ in points], [y for _, _, y in points], "o")
+    ax.set_xscale("log")
+    ax.margins(x=0.2, y=0.08)
+    fig.tight_layout()
+    _label_points(fig, ax, points)
+    renderer = fig.canvas.get_renderer()
+    labels = list(ax.texts)
+    assert sorted(label.get_text() for label in labels) == sorted(name for name, _, _ in points)
+    for label in labels:
+        label.update_positions(renderer)
+    boxes = [Text.get_window_extent(label, renderer) for label in labels]  # the text alone
+    frame = ax.get_window_extent(renderer)
+    centres = ax.transData.transform([(x, y) for _, x, y in points])
+    for i, box in enumerate(boxes):
+        assert frame.x0 <= box.x0 and box.x1 <= frame.x1
+        assert not any(box.overlaps(other) for other in boxes[i + 1 :])
+        assert not any(box.contains(cx, cy) for cx, cy in centres)
+    plt.close(fig)
