@@ -391,28 +391,29 @@ def _label_points(fig: Any, ax: Any, points: list[tuple[str, float, float]]) -> 
     renderer = fig.canvas.get_renderer()
     frame = ax.get_window_extent(renderer)
     centres = ax.transData.transform([(x, y) for _, x, y in points])
-    placed: list[Any] = [Bbox.from_bounds(cx - 4, cy - 4, 8, 8) for cx, cy in centres]  # points
+    placed = [Bbox.from_bounds(cx - 4, cy - 4, 8, 8) for cx, cy in centres]  # the points
+
+    def annotate(name: str, xy: tuple[float, float], place: tuple[int, int], lead: bool) -> Any:
+        line = {"arrowstyle": "-", "color": "0.6", "lw": 0.6, "shrinkA": 0, "shrinkB": 3}
+        return ax.annotate(name, xy, textcoords="offset points", xytext=place, fontsize=8,
+                           ha="left" if place[0] > 0 else "right",
+                           arrowprops=line if lead else None)  # fmt: skip
+
+    def text_box(name: str, xy: tuple[float, float], place: tuple[int, int]) -> Any:
+        text = annotate(name, xy, place, lead=False)
+        box = text.get_window_extent(renderer)
+        text.remove()
+        return box
+
+    def free(box: Any) -> bool:
+        inside = frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 <= frame.y1
+        return inside and not any(box.overlaps(other) for other in placed)
+
     for name, x, y in sorted(points, key=lambda point: point[1]):
-        for dx, dy in _LABEL_PLACES:
-            label = ax.annotate(name, (x, y), textcoords="offset points", xytext=(dx, dy),
-                                ha="left" if dx > 0 else "right", fontsize=8)  # fmt: skip
-            box = label.get_window_extent(renderer)
-            inside = frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 <= frame.y1
-            if inside and not any(box.overlaps(other) for other in placed):
-                break
-            label.remove()
-        else:
-            dx, dy = _LABEL_PLACES[0]
-            box = None
-        if box is None or abs(dy) > 13:  # a label set apart is joined to its point
-            if box is not None:
-                label.remove()
-            label = ax.annotate(name, (x, y), textcoords="offset points", xytext=(dx, dy),
-                                ha="left" if dx > 0 else "right", fontsize=8,
-                                arrowprops={"arrowstyle": "-", "color": "0.6", "lw": 0.6,
-                                            "shrinkA": 0, "shrinkB": 3})  # fmt: skip
-            box = box or label.get_window_extent(renderer)
-        placed.append(box)
+        spots = (p for p in _LABEL_PLACES if free(text_box(name, (x, y), p)))
+        place = next(spots, _LABEL_PLACES[0])
+        placed.append(text_box(name, (x, y), place))
+        annotate(name, (x, y), place, lead=abs(place[1]) > 13)  # one set apart is joined to it
 
 
 def plot(result: LadderResult, path: Path, table: str = "scopa") -> None:
