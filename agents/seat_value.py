@@ -479,7 +479,7 @@ class SeatValueAgent:
         return afterstates, _as_they_are
 
     def __repr__(self) -> str:
-        return f"SeatValueAgent(width={self.net.width}, rules={self.rules})"
+        return f"{type(self).__name__}(width={self.net.width}, rules={self.rules})"
 
 
 class PretrainedAgent(SeatValueAgent):

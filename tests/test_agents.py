@@ -319,6 +319,7 @@ def test_the_shipped_agent_is_the_seat_value_ensemble() -> None:
 
     shipped = make_agent("pretrained")
     assert isinstance(shipped, SeatValueAgent) and isinstance(shipped.net, SeatEnsemble)
+    assert repr(shipped).startswith("PretrainedAgent(width=")
     same = make_agent("seat_value", network="ensemble")
     single = make_agent("seat_value")
     env = scopa_v0.raw_env()
