@@ -406,7 +406,9 @@ def _label_points(fig: Any, ax: Any, points: list[tuple[str, float, float]]) -> 
         return box
 
     def free(box: Any) -> bool:
-        inside = frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 <= frame.y1
+        inside = (
+            frame.x0 <= box.x0 <= box.x1 <= frame.x1 and frame.y0 <= box.y0 <= box.y1 <= frame.y1
+        )
         return inside and not any(box.overlaps(other) for other in placed)
 
     for name, x, y in sorted(points, key=lambda point: point[1]):

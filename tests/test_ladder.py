@@ -260,6 +260,7 @@ def test_the_plot_labels_crowded_players_apart() -> None:
     centres = ax.transData.transform([(x, y) for _, x, y in points])
     for i, box in enumerate(boxes):
         assert frame.x0 <= box.x0 and box.x1 <= frame.x1
+        assert frame.y0 <= box.y0 and box.y1 <= frame.y1
         assert not any(box.overlaps(other) for other in boxes[i + 1 :])
         assert not any(box.contains(cx, cy) for cx, cy in centres)
     plt.close(fig)
