@@ -61,6 +61,7 @@ COMMANDS: dict[str, Command] = {
     "seat-ensemble": Command(
         "cli.seat_ensemble", "average seat networks into one file seat_value plays"
     ),
+    "recipe": Command("cli.recipe", "make an agent by a recipe: scopa commands run in order"),
     "bench": Command("cli.bench", "benchmark the engine against OpenSpiel"),
 }
 

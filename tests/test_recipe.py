@@ -1,0 +1,230 @@
+"""``scopa recipe``: a config of ``scopa`` commands run in order (``cli/recipe.py``)."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from conftest import play_deals
+
+from agents import GreedyAgent
+from agents.seat_value import SeatEnsemble, SeatValue, load_seat_network
+from cli.main import main
+from cli.recipe import JOURNAL
+from evaluation.players import PlayerSpec
+from scopa_env.rules import resolve_rules
+
+REPOSITORY = Path(__file__).resolve().parents[1]
+
+#: The shipped recipe's shape at a few seconds a step: a cheap search's decisions, the
+#: last-round network, a seat network, a round of DAgger rolled in with both, the refit and
+#: the mean of the two seat networks.
+TINY = """
+name: tiny
+steps:
+  - name: LR
+    run: >-
+      train --config configs/expert_iteration_alphabeta_value.yaml --collect-only seed=7
+      warm_start.teacher=alphabeta "warm_start.teacher_options={samples: 2, depth: 1}"
+      warm_start.samples=400 warm_start.task_samples=200 warm_start.workers=1
+  - name: last_round
+    run: last-round --tasks {LR}/warm_start --epochs 1 --width 16 --layers 1
+  - name: SV0
+    run: seat-value --tasks {LR}/warm_start --epochs 1 --width 16 --layers 1
+  - name: D1
+    run: >-
+      train --config configs/dagger_seat_value.yaml --collect-only warm_start.teacher=alphabeta
+      "warm_start.teacher_options={samples: 2, depth: 1}"
+      "warm_start.rollin_options={network: {SV0}, value: {last_round}}"
+      warm_start.samples=400 warm_start.task_samples=200 warm_start.workers=1
+  - name: SV1
+    run: >-
+      seat-value --tasks {LR}/warm_start {D1}/warm_start --init {SV0} --epochs 1 --width 16
+      --layers 1
+  - name: ensemble
+    run: seat-ensemble {SV0} {SV1}
+agent: seat_value:network={ensemble},value={last_round}
+"""
+
+
+def _recipe(tmp_path: Path, text: str = TINY) -> Path:
+    path = tmp_path / "recipe.yaml"
+    path.write_text(text)
+    return path
+
+
+def _stamps(folder: Path) -> dict[str, int]:
+    return {str(p.relative_to(folder)): p.stat().st_mtime_ns for p in folder.rglob("*")}
+
+
+@pytest.fixture(autouse=True)
+def _in_the_repository(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(REPOSITORY)  # the recipes name configs/ as the READMEs' commands do
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The tiny recipe, run to its end once: (the recipe, its folder)."""
+    root = tmp_path_factory.mktemp("recipe")
+    recipe, run_dir = _recipe(root), root / "run"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(REPOSITORY)
+        assert main(["recipe", str(recipe), "--run-dir", str(run_dir)]) == 0
+    return recipe, run_dir
+
+
+def test_the_shipped_recipe_is_checked_whole_and_names_what_the_readmes_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    run_dir = tmp_path / "run"
+    recipe = REPOSITORY / "configs" / "pretrained.yaml"
+    assert main(["recipe", str(recipe), "--run-dir", str(run_dir), "--dry-run"]) == 0
+    assert not run_dir.exists()
+    out = capsys.readouterr().out.splitlines()
+    commands = [shlex.split(line)[1:] for line in out if line.startswith("scopa ")]
+    steps = [line.split()[1] for line in out if line.startswith("# ") and "(to do)" in line]
+    assert len(commands) == len(steps) == 16
+    assert steps[-1] == "ensemble"
+    assert commands[-1][:4] == [
+        "seat-ensemble",
+        *(str(run_dir / f"{name}.pt") for name in ("PK", "W256", "P128")),
+    ]
+    assert (
+        out[-1] == f"seat_value:network={run_dir / 'ensemble.pt'},value={run_dir / 'last_round.pt'}"
+    )
+    dagger = [c for c in commands if "configs/dagger_seat_value.yaml" in c]
+    assert [c[-1] for c in dagger] == [str(run_dir / name) for name in ("D1", "D2", "D3")]
+    rolled_in = [next(w for w in c if w.startswith("warm_start.rollin_options")) for c in dagger]
+    assert rolled_in == [
+        f"warm_start.rollin_options={{network: {run_dir / net}.pt, value: "
+        f"{run_dir / 'last_round.pt'}}}"
+        for net in ("SV0", "SV1", "SV3")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (("seat-ensemble {SV0} {SV1}", "seat-ensemble {SV0} {SV2}"), "refers to {SV2}"),
+        (("name: SV1", "name: SV0"), "two steps are named SV0"),
+        (("seat-ensemble {SV0}", "ensemble {SV0}"), "step ensemble runs 'ensemble'"),
+        (("seat-ensemble {SV0} {SV1}", "seat-ensemble {SV0} --out x.pt"), "gives --out"),
+        (
+            (
+                "value --tasks {LR}/warm_start --epochs 1",
+                "value --tasks {LR}/warm_start --epochs one",
+            ),
+            "step SV0 (seat-value): scopa seat-value: error: argument --epochs",
+        ),
+        (("warm_start.workers=1\n  - name: last", "warm_start.wrkers=1\n  - name: last"), "wrkers"),
+        (("agent: seat_value", "agnet: seat_value"), "agnet"),
+        (("{ensemble},value", "{elsewhere},value"), "agent refers to {elsewhere}"),
+    ],
+)
+def test_a_mistake_anywhere_stops_the_recipe_before_its_first_step(
+    change: tuple[str, str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    old, new = change
+    assert old in TINY
+    recipe, run_dir = _recipe(tmp_path, TINY.replace(old, new, 1)), tmp_path / "run"
+    assert main(["recipe", str(recipe), "--run-dir", str(run_dir)]) == 2
+    assert message in capsys.readouterr().err
+    assert not run_dir.exists()
+
+
+def test_until_names_a_step_and_a_broken_journal_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    recipe, run_dir = _recipe(tmp_path), tmp_path / "run"
+    assert main(["recipe", str(recipe), "--run-dir", str(run_dir), "--until", "SV9"]) == 2
+    assert "--until SV9: the steps are LR, last_round, SV0, D1, SV1, ensemble" in (
+        capsys.readouterr().err
+    )
+    run_dir.mkdir()
+    (run_dir / JOURNAL).write_text("[1, 2]")
+    assert main(["recipe", str(recipe), "--run-dir", str(run_dir)]) == 2
+    assert f"{run_dir / JOURNAL} is not a recipe's journal" in capsys.readouterr().err
+    assert sorted(p.name for p in run_dir.iterdir()) == [JOURNAL]
+
+
+@pytest.mark.slow
+def test_the_recipe_makes_the_player_it_names(made: tuple[Path, Path]) -> None:
+    _, run_dir = made
+    journal = json.loads((run_dir / JOURNAL).read_text())
+    assert [entry["done"] for entry in journal.values()] == [True] * 6
+    agent = f"seat_value:network={run_dir / 'ensemble.pt'},value={run_dir / 'last_round.pt'}"
+    player = PlayerSpec.parse(agent).build(resolve_rules("scopa"))
+    members = [SeatValue.load(run_dir / f"{name}.pt") for name in ("SV0", "SV1")]
+    assert isinstance(player.net, SeatEnsemble)
+    for loaded, saved in zip(player.net.networks, members, strict=True):
+        assert all(torch.equal(loaded.state_dict()[k], v) for k, v in saved.state_dict().items())
+    assert play_deals({"player_0": player, "player_1": GreedyAgent()}, range(2))
+
+
+@pytest.mark.slow
+def test_a_step_is_the_command_typed_alone(made: tuple[Path, Path], tmp_path: Path) -> None:
+    _, run_dir = made
+    line = json.loads((run_dir / JOURNAL).read_text())["SV1"]["command"]
+    assert line[-2:] == ["--out", str(run_dir / "SV1.pt")]
+    alone = tmp_path / "SV1.pt"
+    typed = subprocess.run(
+        [sys.executable, "-m", "cli.main", *line[:-1], str(alone)], capture_output=True, check=False
+    )
+    assert typed.returncode == 0, typed.stderr
+    ours, theirs = SeatValue.load(run_dir / "SV1.pt"), SeatValue.load(alone)
+    assert all(torch.equal(v, theirs.state_dict()[k]) for k, v in ours.state_dict().items())
+
+
+@pytest.mark.slow
+def test_a_made_recipe_is_left_alone_and_a_changed_one_refused(
+    made: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    recipe, run_dir = made
+    before = _stamps(run_dir)
+    capsys.readouterr()
+    assert main(["recipe", str(recipe), "--run-dir", str(run_dir)]) == 0
+    out = capsys.readouterr().out
+    assert out.count(": done\n") == 6
+    assert _stamps(run_dir) == before
+    changed = _recipe(tmp_path, TINY.replace("--epochs 1 --width 16", "--epochs 2 --width 16", 1))
+    assert main(["recipe", str(changed), "--run-dir", str(run_dir)]) == 2
+    assert "step last_round of" in capsys.readouterr().err
+    assert _stamps(run_dir) == before
+
+
+@pytest.mark.slow
+def test_a_stopped_recipe_carries_on_to_what_an_unstopped_one_made(
+    made: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """Stopped in the DAgger round after its first task: the same command runs the round on
+    from its saved task (``train --resume``), then the steps after it, to the same files."""
+    recipe, whole = made
+    run_dir = tmp_path / "run"
+    assert main(["recipe", str(recipe), "--run-dir", str(run_dir), "--until", "D1"]) == 0
+    assert "stopped after D1" in capsys.readouterr().out
+    journal = json.loads((run_dir / JOURNAL).read_text())
+    assert list(journal) == ["LR", "last_round", "SV0", "D1"]
+    journal["D1"]["done"] = False
+    (run_dir / JOURNAL).write_text(json.dumps(journal))
+    tasks = sorted((run_dir / "D1" / "warm_start").glob("task_*.npz"))
+    assert len(tasks) == 2
+    tasks[1].unlink()
+    assert main(["recipe", str(recipe), "--run-dir", str(run_dir)]) == 0
+    assert f"D1: scopa train --resume {run_dir / 'D1'} --collect-only" in capsys.readouterr().out
+    for name in ("D1/warm_start/" + tasks[1].name, "ensemble.pt"):
+        a, b = run_dir / name, whole / name
+        if name.endswith(".npz"):
+            with np.load(a) as x, np.load(b) as y:
+                assert all(
+                    np.array_equal(x[k], y[k], equal_nan=x[k].dtype.kind == "f") for k in x.files
+                )
+        else:
+            rules = resolve_rules("scopa")
+            ours, theirs = load_seat_network(a, rules), load_seat_network(b, rules)
+            assert all(torch.equal(v, theirs.state_dict()[k]) for k, v in ours.state_dict().items())
