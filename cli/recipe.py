@@ -139,7 +139,7 @@ def resolve(text: str, outputs: dict[str, Path]) -> str:
 
 def command_lines(recipe: Recipe, run_dir: Path) -> list[list[str]]:
     """Each step's whole command line (after ``scopa``) in ``run_dir``."""
-    outputs = {step.name: output(step, run_dir) for step in recipe.steps}
+    outputs = _outputs(recipe, run_dir)
     lines = []
     for step in recipe.steps:
         words = [resolve(word, outputs) for word in step.words]
@@ -217,23 +217,7 @@ def run(args: argparse.Namespace) -> int:
     run_dir = args.run_dir.resolve()
     lines = command_lines(recipe, run_dir)
     check(recipe, lines)
-    journal = read_journal(run_dir)
-    for step, line in zip(recipe.steps, lines, strict=True):
-        entry = journal.get(step.name)
-        if entry is None or entry["command"] == line:
-            continue
-        before = f"scopa {shlex.join(map(str, entry['command']))}"  # type: ignore[call-overload]
-        if entry["done"]:
-            raise ConfigError(
-                f"step {step.name} of {run_dir} was made by another command, {before}; run "
-                "that recipe again, or choose another --run-dir"
-            )
-        if output(step, run_dir).exists():
-            raise ConfigError(
-                f"step {step.name} was begun by another command, {before}, and left "
-                f"{output(step, run_dir)}: remove it to run the step as the recipe gives it now"
-            )
-        del journal[step.name]  # begun, left nothing: the step runs as the recipe gives it now
+    journal = _reconcile(read_journal(run_dir), recipe, lines, run_dir)
     if args.dry_run:
         for step, line in zip(recipe.steps, lines, strict=True):
             state = journal.get(step.name, {}).get("done")
@@ -266,6 +250,30 @@ def run(args: argparse.Namespace) -> int:
     agent = resolve(recipe.agent, _outputs(recipe, run_dir))
     print(f"{recipe.name}: made; the agent is {agent}\n  scopa eval '{agent}' ismcts --deals 2000")
     return 0
+
+
+def _reconcile(
+    journal: dict[str, dict[str, object]], recipe: Recipe, lines: list[list[str]], run_dir: Path
+) -> dict[str, dict[str, object]]:
+    """The journal, checked against the command lines the recipe gives now: a step made by
+    another is refused, and one begun by another that left nothing is forgotten."""
+    for step, line in zip(recipe.steps, lines, strict=True):
+        entry = journal.get(step.name)
+        if entry is None or entry["command"] == line:
+            continue
+        before = f"scopa {shlex.join(map(str, entry['command']))}"  # type: ignore[call-overload]
+        if entry["done"]:
+            raise ConfigError(
+                f"step {step.name} of {run_dir} was made by another command, {before}; run "
+                "that recipe again, or choose another --run-dir"
+            )
+        if output(step, run_dir).exists():
+            raise ConfigError(
+                f"step {step.name} was begun by another command, {before}, and left "
+                f"{output(step, run_dir)}: remove it to run the step as the recipe gives it now"
+            )
+        del journal[step.name]
+    return journal
 
 
 def _outputs(recipe: Recipe, run_dir: Path) -> dict[str, Path]:

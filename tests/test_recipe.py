@@ -228,3 +228,23 @@ def test_a_stopped_recipe_carries_on_to_what_an_unstopped_one_made(
             rules = resolve_rules("scopa")
             ours, theirs = load_seat_network(a, rules), load_seat_network(b, rules)
             assert all(torch.equal(v, theirs.state_dict()[k]) for k, v in ours.state_dict().items())
+
+
+def test_a_step_begun_by_another_command_is_forgotten_if_it_left_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    recipe, run_dir = _recipe(tmp_path), tmp_path / "run"
+    run_dir.mkdir()
+    begun = {"LR": {"command": ["train", "--config", "other.yaml"], "done": False}}
+    (run_dir / JOURNAL).write_text(json.dumps(begun))
+    assert main(["recipe", str(recipe), "--run-dir", str(run_dir), "--dry-run"]) == 0
+    assert "# LR (to do)\n" in capsys.readouterr().out
+    (run_dir / "LR").mkdir()
+    assert main(["recipe", str(recipe), "--run-dir", str(run_dir), "--dry-run"]) == 2
+    err = capsys.readouterr().err
+    assert "step LR was begun by another command, scopa train --config other.yaml" in err
+    assert f"left {run_dir / 'LR'}: remove it" in err
+    begun["LR"]["done"] = True
+    (run_dir / JOURNAL).write_text(json.dumps(begun))
+    assert main(["recipe", str(recipe), "--run-dir", str(run_dir), "--dry-run"]) == 2
+    assert f"step LR of {run_dir} was made by another command" in capsys.readouterr().err
