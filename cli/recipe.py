@@ -13,8 +13,9 @@ line of ``scopa`` with a name::
     agent: seat_value:network={SV0}
 
 and ``scopa recipe RECIPE --run-dir DIR`` runs them. Each step writes one thing in ``DIR``,
-named after the step: the folder ``DIR/NAME`` for ``train`` (given as ``--run-dir``), the file
-``DIR/NAME.pt`` for the commands that write a network (given as ``--out``). ``{NAME}`` in a
+named after the step: the folder ``DIR/NAME`` for ``train`` (given as ``--run-dir``) and
+``value`` (given as ``--out``), the file ``DIR/NAME.pt`` for the commands that fit a network
+(given as ``--out``). ``{NAME}`` in a
 later step, or in ``agent`` (the player the recipe makes, for ``scopa eval``), stands for it.
 
 Everything is checked before the first step starts: the recipe's keys, the steps' names and
@@ -41,20 +42,28 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
-from typing import Literal
+from typing import NamedTuple
 
 from pydantic import Field, model_validator
 
 from evaluation.records import atomic_path, folder_lock
 from training.config import ConfigError, Section, load_model
 
-#: The commands a step may run, and what each writes: a run folder or a network file.
-STEP_COMMANDS: dict[str, Literal["folder", "file"]] = {
-    "train": "folder",
-    "last-round": "file",
-    "seat-value": "file",
-    "seat-ensemble": "file",
-    "value": "file",
+
+class Writes(NamedTuple):
+    """What a step's command writes: the option that names it and the suffix of the name."""
+
+    option: str
+    suffix: str = ""
+
+
+#: The commands a step may run, and what each writes: a folder or a network's file.
+STEP_COMMANDS: dict[str, Writes] = {
+    "train": Writes("--run-dir"),
+    "value": Writes("--out"),
+    "last-round": Writes("--out", ".pt"),
+    "seat-value": Writes("--out", ".pt"),
+    "seat-ensemble": Writes("--out", ".pt"),
 }
 #: Options the recipe gives each step itself.
 RESERVED = ("--run-dir", "--out", "--resume")
@@ -108,8 +117,8 @@ class Recipe(Section):
             if given:
                 raise ValueError(
                     f"step {step.name} gives {given[0]}: the recipe gives each step its "
-                    f"{'--run-dir' if STEP_COMMANDS[words[0]] == 'folder' else '--out'} "
-                    "(DIR/NAME), and carries on a stopped one itself"
+                    f"{STEP_COMMANDS[words[0]].option} (DIR/NAME), and carries on a stopped one "
+                    "itself"
                 )
             _check_references(step.run, seen, f"step {step.name}")
             seen.append(step.name)
@@ -128,8 +137,7 @@ def _check_references(text: str, earlier: list[str], where: str) -> None:
 
 def output(step: Step, run_dir: Path) -> Path:
     """What ``step`` writes in ``run_dir``."""
-    folder = STEP_COMMANDS[step.command] == "folder"
-    return run_dir / (step.name if folder else f"{step.name}.pt")
+    return run_dir / f"{step.name}{STEP_COMMANDS[step.command].suffix}"
 
 
 def resolve(text: str, outputs: dict[str, Path]) -> str:
@@ -143,14 +151,13 @@ def command_lines(recipe: Recipe, run_dir: Path) -> list[list[str]]:
     lines = []
     for step in recipe.steps:
         words = [resolve(word, outputs) for word in step.words]
-        where = "--run-dir" if STEP_COMMANDS[step.command] == "folder" else "--out"
-        lines.append([*words, where, str(outputs[step.name])])
+        lines.append([*words, STEP_COMMANDS[step.command].option, str(outputs[step.name])])
     return lines
 
 
 def check(recipe: Recipe, lines: list[list[str]]) -> None:
-    """Parse every step's command line by its own command, and load a ``train`` step's config
-    with its overrides: a mistake in any step is a ``ConfigError`` naming it."""
+    """Parse every step's command line by its own command, and load a ``train`` or ``value``
+    step's config with its overrides: a mistake in any step is a ``ConfigError`` naming it."""
     from cli.main import build_parser
 
     for step, line in zip(recipe.steps, lines, strict=True):
@@ -163,17 +170,26 @@ def check(recipe: Recipe, lines: list[list[str]]) -> None:
             raise ConfigError(
                 f"step {step.name} ({step.command}): {message[-1] if message else 'bad options'}"
             ) from None
-        if step.command == "train":
-            from training.config import is_rllib_config, load_config
+        try:
+            _check_config(step, args)
+        except ConfigError as error:
+            raise ConfigError(f"step {step.name}: {error}") from None
 
-            if args.config is None:
-                raise ConfigError(f"step {step.name}: a train step gives --config")
-            if args.config.is_file() and is_rllib_config(args.config):
-                raise ConfigError(f"step {step.name}: a recipe runs no RLlib config")
-            try:
-                load_config(args.config, args.overrides)
-            except ConfigError as error:
-                raise ConfigError(f"step {step.name}: {error}") from None
+
+def _check_config(step: Step, args: argparse.Namespace) -> None:
+    """Load the config a ``train`` or ``value`` step gives, with its overrides."""
+    if step.command == "train":
+        from training.config import is_rllib_config, load_config
+
+        if args.config is None:
+            raise ConfigError("a train step gives --config")
+        if args.config.is_file() and is_rllib_config(args.config):
+            raise ConfigError("a recipe runs no RLlib config")
+        load_config(args.config, args.overrides)
+    elif step.command == "value":
+        from training.deal_value import DealValueConfig
+
+        load_model(DealValueConfig, args.config, args.overrides)
 
 
 def read_journal(run_dir: Path) -> dict[str, dict[str, object]]:

@@ -248,3 +248,23 @@ def test_a_step_begun_by_another_command_is_forgotten_if_it_left_nothing(
     (run_dir / JOURNAL).write_text(json.dumps(begun))
     assert main(["recipe", str(recipe), "--run-dir", str(run_dir), "--dry-run"]) == 2
     assert f"step LR of {run_dir} was made by another command" in capsys.readouterr().err
+
+
+def test_a_value_step_writes_its_folder_the_agent_names(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    recipe = _recipe(
+        tmp_path,
+        "name: value\nsteps:\n  - name: V\n    run: value --config configs/deal_value.yaml "
+        "deals=40 chunk=20 epochs=1 workers=1 holdout_every=2\n"
+        "agent: alphabeta_value:value={V}/deal_value.npz,samples=2\n",
+    )
+    run_dir = tmp_path / "run"
+    assert main(["recipe", str(recipe), "--run-dir", str(run_dir)]) == 0
+    agent = f"alphabeta_value:value={run_dir / 'V' / 'deal_value.npz'},samples=2"
+    assert f"the agent is {agent}" in capsys.readouterr().out
+    player = PlayerSpec.parse(agent).build(resolve_rules("scopa"))
+    assert play_deals({"player_0": player, "player_1": GreedyAgent()}, range(1))
+    broken = _recipe(tmp_path, recipe.read_text().replace("deals=40", "dels=40"))
+    assert main(["recipe", str(broken), "--run-dir", str(tmp_path / "other")]) == 2
+    assert "step V: invalid config configs/deal_value.yaml" in capsys.readouterr().err
