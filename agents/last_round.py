@@ -148,7 +148,9 @@ class LastRoundValue(nn.Module):
 
     Args:
         width: the width of every token and of the global row's embedding.
-        layers: transformer layers over the tokens.
+        layers: transformer layers over the tokens; 0: none, each card token is read alone
+            (its embedding plus the global row's, through a ReLU) before the pooling, a far
+            cheaper network (a Deep Sets one).
         heads: attention heads of each layer (dividing ``width``).
         rules: the rules the values were learnt under; a player refuses others.
     """
@@ -163,17 +165,19 @@ class LastRoundValue(nn.Module):
         self, width: int = 64, layers: int = 2, heads: int = 4, rules: Rules | None = None
     ) -> None:
         super().__init__()
-        if width < 1 or layers < 1 or heads < 1 or width % heads:
+        if width < 1 or layers < 0 or heads < 1 or width % heads:
             raise ValueError(
-                f"{type(self).__name__} needs positive width, layers and heads, heads dividing "
-                f"width; got width={width}, layers={layers}, heads={heads}"
+                f"{type(self).__name__} needs positive width and heads, heads dividing width, "
+                f"and layers >= 0; got width={width}, layers={layers}, heads={heads}"
             )
         self.width, self.layers, self.heads = width, layers, heads
         self.rules = rules or Rules()
         self.global_in = nn.Sequential(nn.Linear(GLOBAL_FEATURES, width), nn.ReLU())
         self.token_in = nn.Linear(TOKEN_FEATURES, width)
         layer = nn.TransformerEncoderLayer(width, heads, 2 * width, dropout=0.0, batch_first=True)
-        self.encoder = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+        self.encoder = (
+            nn.TransformerEncoder(layer, layers, enable_nested_tensor=False) if layers else None
+        )
         self.head = nn.Sequential(nn.Linear(3 * width, width), nn.ReLU(), nn.Linear(width, 1))
 
     def forward(
@@ -182,7 +186,9 @@ class LastRoundValue(nn.Module):
         """``(N,)`` values of encoded positions, each with at least one token."""
         g = self.global_in(globals_)
         pad = torch.arange(tokens.shape[1], device=tokens.device)[None, :] >= counts[:, None]
-        h = self.encoder(self.token_in(tokens) + g[:, None, :], src_key_padding_mask=pad)
+        h = self.token_in(tokens) + g[:, None, :]
+        # Without attention (layers=0) each card is read alone, then pooled.
+        h = torch.relu(h) if self.encoder is None else self.encoder(h, src_key_padding_mask=pad)
         mean = h.masked_fill(pad[..., None], 0.0).sum(1) / counts.clamp(min=1)[:, None]
         top = h.masked_fill(pad[..., None], float("-inf")).amax(1)
         return self.head(torch.cat([g, mean, top], dim=1)).squeeze(1)

@@ -243,6 +243,33 @@ def test_fitting_lowers_the_regret_on_the_decisions_fitted() -> None:
     assert after_fit < before / 2 and half >= 0
 
 
+def test_a_network_without_attention_reads_each_card_alone_and_fits(tmp_path: Path) -> None:
+    """``layers=0``: no transformer layer, so a token's embedding does not depend on the other
+    tokens; its values are still fitted, saved and read back."""
+    after = afterstates_of(decisions(), Rules())
+    torch.manual_seed(0)
+    net = LastRoundValue(width=16, layers=0, heads=2)
+    assert net.encoder is None
+    tokens, counts, g = (torch.from_numpy(a) for a in encode(after.rows[:1]))
+    n = int(counts[0])
+    assert n >= 2
+    with torch.no_grad():
+        glob = net.global_in(g)
+        cards = torch.relu(net.token_in(tokens[0, :n]) + glob)  # each card with the row alone
+        pooled = torch.cat([glob[0], cards.mean(0), cards.amax(0)])
+        torch.testing.assert_close(net(tokens, counts, g), net.head(pooled[None]).squeeze(1))
+    start, _ = regret(net, after)
+    fit(after, net, 60, 8, 3e-3, 0)
+    fitted, _ = regret(net, after)
+    assert fitted < start / 2
+    save(net, tmp_path / "sets.pt")
+    loaded = LastRoundValue.load(tmp_path / "sets.pt")
+    assert loaded.layers == 0
+    np.testing.assert_array_equal(loaded.values(after.rows[:50]), net.values(after.rows[:50]))
+    with pytest.raises(ValueError, match="layers >= 0; got width=16, layers=-1"):
+        LastRoundValue(width=16, layers=-1, heads=2)
+
+
 def test_the_level_weight_ties_the_values_to_the_search_s_scale() -> None:
     """With the loss centred on each decision alone, a value can be off by any amount the
     same for every move of a decision; the plain squared error puts it on the search's scale."""
