@@ -48,7 +48,12 @@ def add_arguments(parser: argparse.ArgumentParser, width: int = 64) -> None:
     parser.add_argument("--batch-size", type=int, default=512, help="decisions a step")
     parser.add_argument("--learning-rate", type=float, default=1e-3, help="the one-cycle peak")
     parser.add_argument("--width", type=int, default=width)
-    parser.add_argument("--layers", type=int, default=2)
+    parser.add_argument(
+        "--layers",
+        type=int,
+        default=2,
+        help="transformer layers over the cards; 0: none, each card read alone (far cheaper)",
+    )
     parser.add_argument("--heads", type=int, default=4)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
