@@ -69,14 +69,16 @@ STEP_COMMANDS: dict[str, Writes] = {
 RESERVED = ("--run-dir", "--out", "--resume")
 #: The journal of a recipe's folder.
 JOURNAL = "recipe.json"
-_REFERENCE = re.compile(r"\{([A-Za-z][A-Za-z0-9_]*)\}")
+#: A step's name; ``{NAME}`` refers to what the step wrote.
+_NAME = r"[A-Za-z][A-Za-z0-9_]*"
+_REFERENCE = re.compile(rf"\{{({_NAME})\}}")
 
 
 class Step(Section):
     """One command of a recipe."""
 
     #: Names what the step writes (``DIR/NAME`` or ``DIR/NAME.pt``) and ``{NAME}`` later on.
-    name: str = Field(pattern=r"^[A-Za-z][A-Za-z0-9_]*$")
+    name: str = Field(pattern=rf"^{_NAME}$")
     #: The command line after ``scopa``, without what the recipe gives (``--run-dir``,
     #: ``--out``); ``{NAME}`` is an earlier step's folder or file.
     run: str = Field(min_length=1)
@@ -106,6 +108,8 @@ class Recipe(Section):
                 words = step.words
             except ValueError as error:
                 raise ValueError(f"step {step.name}: {error} in {step.run!r}") from None
+            if not words:
+                raise ValueError(f"step {step.name} runs no command")
             if step.name in seen:
                 raise ValueError(f"two steps are named {step.name}")
             if words[0] not in STEP_COMMANDS:

@@ -124,6 +124,8 @@ def test_the_shipped_recipe_is_checked_whole_and_names_what_the_readmes_run(
         ),
         (("warm_start.workers=1\n  - name: last", "warm_start.wrkers=1\n  - name: last"), "wrkers"),
         (("agent: seat_value", "agnet: seat_value"), "agnet"),
+        (("run: seat-ensemble {SV0} {SV1}", "run: ' '"), "step ensemble runs no command"),
+        (("name: SV1", "name: 1SV"), "steps.4.name"),
         (("{ensemble},value", "{elsewhere},value"), "agent refers to {elsewhere}"),
     ],
 )
