@@ -270,3 +270,42 @@ def test_a_value_step_writes_its_folder_the_agent_names(
     broken = _recipe(tmp_path, recipe.read_text().replace("deals=40", "dels=40"))
     assert main(["recipe", str(broken), "--run-dir", str(tmp_path / "other")]) == 2
     assert "step V: invalid config configs/deal_value.yaml" in capsys.readouterr().err
+
+
+def _readme_commands(path: Path) -> dict[str, list[str]]:
+    """The ``scopa`` commands of a README's code blocks, by the folder or file they write."""
+    lines, commands = path.read_text().splitlines(), {}
+    for i, line in enumerate(lines):
+        if not line.lstrip().startswith("scopa ") or not line.startswith("    "):
+            continue
+        text = line
+        while text.endswith("\\"):
+            i += 1
+            text = text[:-1] + lines[i]
+        words = shlex.split(text)[1:]
+        written = words[words.index("--run-dir" if "--run-dir" in words else "--out") + 1]
+        commands[written.removesuffix(".pt")] = words
+    return commands
+
+
+def test_the_shipped_recipe_runs_the_commands_its_readme_records(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """The seat networks' recorded commands are the recipe's steps, word for word, but for
+    the one difference the recipe's comments give: a DAgger round rolls in with the recipe's
+    own last-round network."""
+    run_dir = tmp_path / "run"
+    recipe = REPOSITORY / "configs" / "pretrained.yaml"
+    assert main(["recipe", str(recipe), "--run-dir", str(run_dir), "--dry-run"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    steps = {
+        line.split()[1]: shlex.split(out[i + 1])[1:]
+        for i, line in enumerate(out)
+        if line.startswith("# ") and "(to do)" in line
+    }
+    recorded = _readme_commands(REPOSITORY / "agents" / "pretrained_seat_value" / "README.md")
+    assert sorted(recorded) == ["AV", "D1", "D2", "SV0", "SV1", "SV2"]
+    own = f", value: {run_dir / 'last_round.pt'}"
+    for name, words in recorded.items():
+        ours = [w.replace(own, "").replace(f"{run_dir}/", "") for w in steps[name]]
+        assert sorted(ours) == sorted(words), name
