@@ -17,6 +17,13 @@ on it by more than ``confidence`` standard errors of its paired gains: on 60 dup
 against the bare network, the best total at 16 samples scored +0.03 +- 0.43 points per deal,
 the same rollouts with ``confidence=1`` +0.44 +- 0.38 (and +0.69 +- 0.33 at 32 samples).
 
+With ``seat_network`` the rollouts are played by a seat-value network instead
+(``agents.seat_value``): each rollout move is the one whose afterstate the network values most
+for its mover, read from that seat's view of the sampled deal (its hand, the table, the piles,
+and the other hand with the stock as the cards it has not seen), as ``seat_value`` plays. Such a
+network plays better than the policy networks but values every move, not every decision, in its
+forward pass: one without attention (``layers=0``) is cheap enough.
+
 The rollouts of all samples and root moves advance together, one batched forward pass of the
 network a ply. Once the stock is empty the sampled deal is the whole truth to both players: the
 rest is solved exactly (``AlphaBeta``), at the root as ``alphabeta`` does and, with
@@ -28,13 +35,23 @@ greedy's best of them.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol
 
 import numpy as np
 
 from agents.alphabeta import AlphaBeta, AlphaBetaAgent
 from agents.determinize import Determinizer
+from agents.greedy import MoveValuer
 from agents.guided import LeafValuer, Root, load_network
 from agents.policy import SHIPPED_POLICY
+from agents.seat_value import (
+    NO_PLAYS,
+    SeatEnsemble,
+    SeatValue,
+    afterstate_row,
+    load_seat_network,
+    seat_network_path,
+)
 from agents.seats import SeatView
 from agents.values import CardValues
 from scopa_env.cards import NUM_CARDS
@@ -43,6 +60,76 @@ from scopa_env.info_state import InfoState
 from scopa_env.rules import Rules
 
 _MASKED = np.float32(-np.inf)
+
+
+class RolloutPolicy(Protocol):
+    """What plays the moves of the rollouts: a move for the seat to move in each deal, among
+    ``options``, each deal's moves to choose from (its legal moves where ``None``)."""
+
+    def choose(
+        self, deals: list[Deal], root: Root, options: list[list[MaskMove]] | None = None
+    ) -> list[MaskMove]: ...
+
+
+class PolicyRollouts:
+    """Rollout moves by a policy network: its most likely card among the legal ones, each deal
+    observed by its seat to move; greedy's best capture where that card has several."""
+
+    def __init__(self, policy: object, valuer: MoveValuer) -> None:
+        self.leaf = LeafValuer(policy)
+        self.valuer = valuer
+
+    def choose(
+        self, deals: list[Deal], root: Root, options: list[list[MaskMove]] | None = None
+    ) -> list[MaskMove]:
+        logits = self.leaf.logits(self.leaf.observations(deals, root))
+        options = options or [deal.legal_mask_moves() for deal in deals]
+        return [
+            self.choice(deal.masks["table"], moves, row)
+            for deal, moves, row in zip(deals, options, logits, strict=True)
+        ]
+
+    def choice(self, table: int, moves: list[MaskMove], logits: np.ndarray) -> MaskMove:
+        """Of ``moves``, one with the network's most likely card; greedy's best capture where
+        that card has several."""
+        if len(moves) > 1:
+            legal = np.full(NUM_CARDS, _MASKED)
+            cards = [card for card, _ in moves]
+            legal[cards] = logits[cards]
+            card = int(legal.argmax())
+            moves = [m for m in moves if m[0] == card]
+            if len(moves) > 1:
+                return self.valuer.best_move(table, moves, False, (0, 0))
+        return moves[0]
+
+
+class SeatRollouts:
+    """Rollout moves by a seat-value network: the move whose afterstate it values most for the
+    seat to move (``agents.seat_value``); every move of every deal in one forward pass."""
+
+    def __init__(self, net: SeatValue | SeatEnsemble) -> None:
+        self.net = net
+        self._plays = NO_PLAYS if net.plays else ()  # the opponent's plays are not followed
+
+    def choose(
+        self, deals: list[Deal], root: Root, options: list[list[MaskMove]] | None = None
+    ) -> list[MaskMove]:
+        options = options or [deal.legal_mask_moves() for deal in deals]
+        rows = [
+            afterstate_row(deal, card, capture)[0] + self._plays
+            for deal, moves in zip(deals, options, strict=True)
+            if len(moves) > 1
+            for card, capture in moves
+        ]
+        values = self.net.values(np.array(rows, np.int64)) if rows else np.zeros(0)
+        chosen, start = [], 0
+        for moves in options:
+            if len(moves) > 1:
+                chosen.append(moves[int(np.argmax(values[start : start + len(moves)]))])
+                start += len(moves)
+            else:
+                chosen.append(moves[0])
+        return chosen
 
 
 class RolloutAgent(AlphaBetaAgent):
@@ -60,6 +147,9 @@ class RolloutAgent(AlphaBetaAgent):
         network: the network that plays the rollouts: a shipped policy network by name
             (``pretrained_v5``, the default, ``agents.policy.SHIPPED_POLICY``, or
             ``pretrained_v4``) or the path of a MaskablePPO checkpoint of two-player Scopa.
+        seat_network: a seat-value network plays the rollouts instead of ``network`` (module
+            doc): the path of a ``SeatValue`` or ``SeatEnsemble`` or a shipped one's name
+            (``single``, ``ensemble``; ``agents.seat_value.SHIPPED_NETWORKS``).
         exact_last_round: a rollout that reaches the deal's last round is finished by the
             exact solver instead of the network.
         confidence: play another move than the network's own only where its mean gain over
@@ -78,6 +168,7 @@ class RolloutAgent(AlphaBetaAgent):
         samples: int = 24,
         endgame_plies: int = 5,
         network: str = SHIPPED_POLICY,
+        seat_network: str | None = None,
         exact_last_round: bool = True,
         confidence: float | None = 1.0,
         infer: bool = False,
@@ -109,8 +200,14 @@ class RolloutAgent(AlphaBetaAgent):
         if confidence is not None and confidence < 0:
             raise ValueError(f"confidence is a number of standard errors, >= 0: got {confidence}")
         self.confidence = confidence
-        self.path, policy = load_network(network)  # the checkpoint it rolls out with
-        self.leaf = LeafValuer(policy)
+        self.seat_network = seat_network
+        self.rollout_policy: RolloutPolicy
+        if seat_network is None:
+            self.path, policy = load_network(network)  # the checkpoint it rolls out with
+            self.rollout_policy = PolicyRollouts(policy, self.valuer)
+        else:
+            self.path = seat_network_path(seat_network)
+            self.rollout_policy = SeatRollouts(load_seat_network(self.path, self.rules))
 
     def move_values(self, view: SeatView, moves: list[MaskMove]) -> list[int]:
         """Each move's rollout value summed over the sampled deals (hundredths of a point).
@@ -157,8 +254,7 @@ class RolloutAgent(AlphaBetaAgent):
     def network_move(self, deal: Deal, moves: list[MaskMove], root: Root) -> int:
         """The index in ``moves`` of the move the rollouts would choose among them for seat 0
         in ``deal`` (any sample: seat 0 observes every sample as it observes the real deal)."""
-        logits = self.leaf.logits(self.leaf.observations([deal], root))[0]
-        return moves.index(self.network_choice(deal.masks["table"], moves, logits))
+        return moves.index(self.rollout_policy.choose([deal], root, [moves])[0])
 
     def rollout_values(self, deals: list[Deal], root: Root) -> list[int]:
         """Play every deal to its end with the network for both seats (batched a ply); each
@@ -178,25 +274,7 @@ class RolloutAgent(AlphaBetaAgent):
                     playing.append(i)
             if not playing:
                 return values
-            logits = self.leaf.logits(self.leaf.observations([deals[i] for i in playing], root))
-            for i, row in zip(playing, logits, strict=True):
-                self._play_network_move(deals[i], row)
+            chosen = self.rollout_policy.choose([deals[i] for i in playing], root)
+            for i, move in zip(playing, chosen, strict=True):
+                deals[i].play_unchecked(*move)
             live = playing
-
-    def _play_network_move(self, deal: Deal, logits: np.ndarray) -> None:
-        deal.play_unchecked(
-            *self.network_choice(deal.masks["table"], deal.legal_mask_moves(), logits)
-        )
-
-    def network_choice(self, table: int, moves: list[MaskMove], logits: np.ndarray) -> MaskMove:
-        """Of ``moves``, one with the network's most likely card; greedy's best capture where
-        that card has several."""
-        if len(moves) > 1:
-            legal = np.full(NUM_CARDS, _MASKED)
-            cards = [card for card, _ in moves]
-            legal[cards] = logits[cards]
-            card = int(legal.argmax())
-            moves = [m for m in moves if m[0] == card]
-            if len(moves) > 1:
-                return self.valuer.best_move(table, moves, False, (0, 0))
-        return moves[0]
