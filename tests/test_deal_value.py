@@ -15,6 +15,7 @@ import training.deal_value as deal_value
 from agents import make_agent
 from agents.deal_value import NUM_FEATURES, SHIPPED, DealValue, encode, position
 from agents.policy import POLICY_CHECKPOINT
+from agents.seat_value import SeatValue
 from cli.main import main
 from scopa_env import scopa_v0
 from scopa_env.cards import parse_card, parse_cards
@@ -29,6 +30,7 @@ from training.deal_value import (
     self_play,
     train_deal_value,
 )
+from training.last_round import save
 
 needs_network = pytest.mark.skipif(
     not POLICY_CHECKPOINT.is_file(), reason="the shipped network is not installed"
@@ -243,6 +245,41 @@ def test_a_rule_player_plays_both_seats_as_it_would_in_the_environment() -> None
         assert [tuple(row) for row in rows.tolist()] == seen
         targets = data.targets[data.deals == k]
         assert np.all(targets[1:] == -targets[:-1])
+
+
+def test_a_seat_network_plays_both_seats_as_its_player_would_in_the_environment(
+    tmp_path,
+) -> None:
+    # The same decks through scopa_v0, each seat played by ``seat_value`` with the same
+    # network from the environment's observations (its capture picked action by action).
+    network = tmp_path / "seat.pt"
+    torch.manual_seed(1)
+    save(SeatValue(width=16, layers=0), network)
+    config = DealValueConfig(deals=3, chunk=3, workers=1, seed=4, seat_network=str(network))
+    data = self_play(config)
+    env = scopa_v0.raw_env(episode="deal")
+    player = make_agent("seat_value", network=str(network))
+    rng = np.random.default_rng([4, 0])
+    for k in range(3):
+        first = int(rng.integers(2))
+        deck = tuple(rng.permutation(40).tolist())
+        env.reset(options={"deck": deck, "first_player": first})
+        seen = [position(env.deal)]
+        while env.deal.stock:
+            env.step(player.act(env.observe(env.agent_selection)))
+            if env.deal.stock and position(env.deal) != seen[-1]:
+                seen.append(position(env.deal))
+        assert [tuple(row) for row in data.rows[data.deals == k].tolist()] == seen
+    by_greedy = self_play(DealValueConfig(deals=3, chunk=3, workers=1, seed=4, player="greedy"))
+    assert not np.array_equal(data.rows, by_greedy.rows)  # the players differ on these decks
+
+
+def test_one_player_of_the_deals_and_a_seat_network_that_is_there(tmp_path) -> None:
+    with pytest.raises(ConfigError, match="both name who plays the deals"):
+        load_model(DealValueConfig, None, ["player=greedy", "seat_network=single"])
+    with pytest.raises(ConfigError, match="no seat-value network at .*absent.pt"):
+        load_model(DealValueConfig, None, [f"seat_network={tmp_path / 'absent.pt'}"])
+    assert load_model(DealValueConfig, None, ["seat_network=ensemble"]).seat_network == "ensemble"
 
 
 def test_a_player_that_is_not_a_rule_player_is_refused_naming_the_key() -> None:

@@ -6,9 +6,11 @@ Read top to bottom: ``train_deal_value`` (self-play, fit, save), then the pieces
     scopa value --config configs/deal_value.yaml --out agents/pretrained_value --overwrite
 
 1. **Self-play.** ``deals`` fresh two-player deals are played by the network for both seats
-   (its most likely card, every deal of a chunk batched into one forward pass a ply), or by
-   ``player``, a rule player such as ``alphabeta``, each seat deciding from its own
-   observation as it would in the environment. They are spread
+   (its most likely card, every deal of a chunk batched into one forward pass a ply), by
+   ``seat_network``, a seat-value network (the move whose afterstate it values most, batched
+   the same way), or by ``player``, a rule player such as ``alphabeta``, each seat deciding
+   from its own observation as it would in the environment: as ``rollout`` plays its
+   rollouts (``agents.rollout``). They are spread
    over ``workers`` processes in chunks of ``chunk`` deals, each chunk seeded from ``seed``
    and its index, so the data does not depend on the number of workers. Each position with
    cards left in the stock is recorded (``agents.deal_value.position``). Once the stock is
@@ -36,11 +38,11 @@ import time
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import yaml
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from agents.base import RuleAgent, reset_agent
 from agents.deal_value import POSITION_FIELDS, DealValue, position
@@ -52,6 +54,9 @@ from scopa_env.errors import ScopaError
 from scopa_env.rules import Rules
 from training.checkpoints import identity_differences
 from training.config import ConfigError, Section
+
+if TYPE_CHECKING:
+    from scopa_env.engine import Deal, MaskMove
 
 #: The output folder's weights (``agents.deal_value.SHIPPED`` is this file in the shipped one).
 WEIGHTS = "deal_value.npz"
@@ -74,6 +79,9 @@ class DealValueConfig(Section):
     #: the deals of a chunk in turn, so a player that follows the deal (``infer=True``) sees
     #: no consecutive observations and infers nothing.
     player: str | None = Field(default=None)
+    #: A seat-value network that plays both seats instead of ``network``
+    #: (``agents.seat_value``): a path, or a shipped one's name (``single``, ``ensemble``).
+    seat_network: str | None = Field(default=None)
     deals: int = Field(default=300_000, ge=1)
     #: Deals played together (one forward pass a ply) and seeded together.
     chunk: int = Field(default=500, ge=1)
@@ -97,6 +105,24 @@ class DealValueConfig(Section):
         if spec is not None:
             rule_player(spec)
         return spec
+
+    @field_validator("seat_network")
+    @classmethod
+    def _seat_network_file(cls, network: str | None) -> str | None:
+        from agents.seat_value import seat_network_path
+
+        if network is not None and not seat_network_path(network).is_file():
+            raise ValueError(f"no seat-value network at {seat_network_path(network)}")
+        return network
+
+    @model_validator(mode="after")
+    def _one_player(self) -> DealValueConfig:
+        if self.player is not None and self.seat_network is not None:
+            raise ValueError(
+                f"player {self.player!r} and seat_network {self.seat_network!r} both name who "
+                "plays the deals: give one"
+            )
+        return self
 
 
 def rule_player(spec: str) -> RuleAgent:
@@ -233,11 +259,19 @@ class Progress:
 
 
 def self_play(config: DealValueConfig, progress: Progress | None = None) -> SelfPlay:
-    """Every chunk of ``config.deals`` played by the network (or ``config.player``), over
+    """Every chunk of ``config.deals`` played by the network (or ``config.player``, or
+    ``config.seat_network``), over
     ``config.workers``; with ``progress``, chunks it holds are read back and each new one is
     saved as it finishes."""
     chunks = [
-        (config.network, index, min(config.chunk, config.deals - start), config.seed, config.player)
+        (
+            config.network,
+            index,
+            min(config.chunk, config.deals - start),
+            config.seed,
+            config.player,
+            config.seat_network,
+        )
         for index, start in enumerate(range(0, config.deals, config.chunk))
     ]
     parts: dict[int, SelfPlay] = {}
@@ -271,9 +305,10 @@ def self_play(config: DealValueConfig, progress: Progress | None = None) -> Self
 _PLAYERS: dict[str | None, Any] = {}
 
 
-def _play_chunk(task: tuple[str, int, int, int, str | None]) -> SelfPlay:
-    """One chunk of deals: ``(network, index, deals, seed, player)``, played by ``player``
-    if it names one, else by the network."""
+def _play_chunk(task: tuple[str, int, int, int, str | None, str | None]) -> SelfPlay:
+    """One chunk of deals: ``(network, index, deals, seed, player, seat_network)``, played by
+    ``player`` if it names one, else as ``rollout`` plays its rollouts: by the seat network if
+    one is named, else by the network."""
     import torch
 
     from agents.alphabeta import AlphaBeta
@@ -283,14 +318,17 @@ def _play_chunk(task: tuple[str, int, int, int, str | None]) -> SelfPlay:
     from agents.values import POINT
     from scopa_env.cards import NUM_CARDS
     from scopa_env.engine import Deal
-    from scopa_env.info_state import InfoState
     from scopa_env.observation import deal_blocks
 
-    network, index, count, seed, spec = task
+    network, index, count, seed, spec, seat_network = task
     torch.set_num_threads(1)
-    key = network if spec is None else spec
+    key = f"{network} {seat_network}" if spec is None else spec
     if key not in _PLAYERS:  # a worker loads each player once
-        _PLAYERS[key] = RolloutAgent(network=network) if spec is None else rule_player(spec)
+        _PLAYERS[key] = (
+            RolloutAgent(network=network, seat_network=seat_network)
+            if spec is None
+            else rule_player(spec)
+        )
     player = _PLAYERS[key]
     exact = AlphaBeta(player.rules, MoveValuer(player.rules))  # any move order solves alike
     rng = np.random.default_rng([seed, index])
@@ -316,27 +354,31 @@ def _play_chunk(task: tuple[str, int, int, int, str | None]) -> SelfPlay:
             owners.append(i)
             playing.append(i)
         for dealer in (0, 1):
-            batch = [i for i in playing if deals[i].dealer == dealer]
+            batch = [deals[i] for i in playing if deals[i].dealer == dealer]
             if not batch:
                 continue
-            seen = seat_observations([deals[i] for i in batch], roots[dealer])
-            logits = player.leaf.logits(seen) if spec is None else None
-            for row, i in enumerate(batch):
-                deal = deals[i]
-                moves = deal.legal_mask_moves()
-                if logits is not None:
-                    move = player.network_choice(deal.masks["table"], moves, logits[row])
-                elif len(moves) > 1:
-                    info = InfoState.from_observation(seen[row])
-                    move = player.choose_seen(seen[row], info, moves)
-                else:
-                    move = moves[0]
+            if spec is None:
+                moves = player.rollout_policy.choose(batch, roots[dealer])
+            else:
+                seen = seat_observations(batch, roots[dealer])
+                moves = [_rule_move(player, d, row) for d, row in zip(batch, seen, strict=True)]
+            for deal, move in zip(batch, moves, strict=True):
                 deal.play_unchecked(*move)
         live = playing
     deal_of = np.array(owners, np.int64)
     sign = np.where(np.array(movers) == 0, 1.0, -1.0)
     table = np.array(rows, np.int64).reshape(-1, POSITION_FIELDS)
     return SelfPlay(table, (sign * final[deal_of]).astype(np.float32), deal_of)
+
+
+def _rule_move(player: RuleAgent, deal: Deal, seen: np.ndarray) -> MaskMove:
+    """The move ``player`` makes in ``deal`` from ``seen``, its seat to move's observation."""
+    from scopa_env.info_state import InfoState
+
+    moves = deal.legal_mask_moves()
+    if len(moves) == 1:
+        return moves[0]
+    return player.choose_seen(seen, InfoState.from_observation(seen), moves)
 
 
 def fit_value(
