@@ -32,6 +32,11 @@ from training.last_round import (
 from training.warm_start import Decisions
 
 
+def saved_fit(out: Path) -> Path:
+    """Where the fit writing ``out`` saves itself after each epoch, until it ends."""
+    return out.with_suffix(".fit.pt")
+
+
 def add_arguments(parser: argparse.ArgumentParser, width: int = 64) -> None:
     parser.add_argument(
         "--tasks",
@@ -129,7 +134,7 @@ def fit_command(
                 f"{net.options()}"
             )
         net.load_state_dict(init.state_dict())
-    progress = args.out.with_suffix(".fit.pt")
+    progress = saved_fit(args.out)
     identity = {
         "tasks": [str(folder.resolve()) for folder in args.tasks],
         "decisions": data.decisions,  # a folder whose tasks changed since is another fit

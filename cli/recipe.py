@@ -26,7 +26,9 @@ Each step runs as its own process, exactly as the same command typed alone would
 ``--dry-run``, prints those commands). ``DIR/recipe.json`` records each step's command when it
 starts and when it ends. The same command run again skips the steps that ended and carries on
 the one that was stopped: its command continues its own work (a warm start's saved tasks, a
-fit's saved epochs), so the recipe ends as one that never stopped. A step recorded with another
+fit's saved epochs), so the recipe ends as one that never stopped. A step whose command ended
+before its end was recorded (a stop between the two) is recorded done, not run again, when what
+it writes is whole and nothing of a stopped run is left beside it. A step recorded with another
 command line than the recipe gives now is refused: the folder was made by another recipe.
 """
 
@@ -250,6 +252,10 @@ def run(args: argparse.Namespace) -> int:
             head = f"[{number}/{len(lines)}] {step.name}"
             if journal.get(step.name, {}).get("done"):
                 print(f"{head}: done")
+            elif step.name in journal and finished(step, run_dir):
+                print(f"{head}: done (it ended before the journal recorded it)")
+                journal[step.name]["done"] = True
+                _write_journal(run_dir, journal)
             else:
                 again = step.name in journal
                 journal[step.name] = {"command": line, "done": False}
@@ -294,6 +300,21 @@ def _reconcile(
             )
         del journal[step.name]
     return journal
+
+
+def finished(step: Step, run_dir: Path) -> bool:
+    """Whether a step's command has ended, read from what it writes: a deal value's weights with
+    no stopped run's progress beside them, or a network's file with no saved fit. A ``train``
+    step is never taken as ended here: carried on, it ends at once if nothing is left."""
+    from cli.last_round import saved_fit
+    from training.deal_value import PROGRESS, WEIGHTS
+
+    out = output(step, run_dir)
+    if step.command == "value":
+        return (out / WEIGHTS).is_file() and not (out / PROGRESS).exists()
+    if STEP_COMMANDS[step.command].suffix == ".pt":
+        return out.is_file() and not saved_fit(out).exists()
+    return False
 
 
 def _outputs(recipe: Recipe, run_dir: Path) -> dict[str, Path]:

@@ -23,7 +23,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     config = load_model(DealValueConfig, args.config, args.overrides)
-    if (args.out / WEIGHTS).exists() and not args.overwrite:
+    stopped = (args.out / PROGRESS).is_dir()  # carried on, even past its weights' writing
+    if (args.out / WEIGHTS).exists() and not stopped and not args.overwrite:
         raise ConfigError(f"{args.out / WEIGHTS} exists; pass --overwrite to replace it")
     try:
         summary = train_deal_value(config, args.out)

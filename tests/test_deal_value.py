@@ -304,6 +304,19 @@ def test_the_command_refuses_to_replace_a_network_unasked(tmp_path, capsys) -> N
     assert "pass --overwrite" in capsys.readouterr().err
 
 
+@needs_network
+def test_a_run_stopped_after_writing_its_weights_is_carried_on_unasked(tmp_path) -> None:
+    # Killed between writing the weights and removing its progress: the same command ends it.
+    args = ["value", "--out", str(tmp_path), "deals=4", "chunk=2", "workers=1", "width=4"]
+    assert main([*args, "epochs=1", "holdout_every=2"]) == 0
+    weights = (tmp_path / WEIGHTS).read_bytes()
+    config = load_model(DealValueConfig, tmp_path / "config.yaml")
+    Progress(tmp_path / PROGRESS, config)  # what the stopped run left beside its weights
+    assert main([*args, "epochs=1", "holdout_every=2"]) == 0
+    assert not (tmp_path / PROGRESS).exists()
+    assert (tmp_path / WEIGHTS).read_bytes() == weights
+
+
 SMALL = DealValueConfig(deals=40, chunk=10, workers=1, width=8, epochs=3, batch_size=64)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -232,6 +233,34 @@ def test_a_stopped_recipe_carries_on_to_what_an_unstopped_one_made(
             assert all(torch.equal(v, theirs.state_dict()[k]) for k, v in ours.state_dict().items())
 
 
+def test_a_fit_that_ended_unrecorded_is_done_and_one_with_its_saved_fit_is_carried_on(
+    made: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    _, whole = made
+    run_dir = tmp_path / "run"
+    shutil.copytree(whole, run_dir)
+    recipe = _recipe(tmp_path)
+    moved = (run_dir / JOURNAL).read_text().replace(str(whole), str(run_dir))
+    journal = json.loads(moved)
+    journal["ensemble"]["done"] = False
+    (run_dir / JOURNAL).write_text(json.dumps(journal))
+    before = _stamps(run_dir)
+    capsys.readouterr()
+    assert main(["recipe", str(recipe), "--run-dir", str(run_dir)]) == 0
+    assert "ensemble: done (it ended before the journal recorded it)" in capsys.readouterr().out
+    assert {k: v for k, v in _stamps(run_dir).items() if k != JOURNAL} == {
+        k: v for k, v in before.items() if k != JOURNAL
+    }
+    # A fit whose saved epochs are still beside its file was stopped before it ended: run on.
+    journal = json.loads((run_dir / JOURNAL).read_text())
+    journal["SV1"]["done"] = False
+    (run_dir / JOURNAL).write_text(json.dumps(journal))
+    shutil.copy(run_dir / "SV1.pt", run_dir / "SV1.fit.pt")  # not a saved fit: fit again
+    assert main(["recipe", str(recipe), "--run-dir", str(run_dir)]) == 0
+    assert "SV1: scopa seat-value" in capsys.readouterr().out
+    assert not (run_dir / "SV1.fit.pt").exists()
+
+
 def test_a_step_begun_by_another_command_is_forgotten_if_it_left_nothing(
     tmp_path: Path, capsys: pytest.CaptureFixture
 ) -> None:
@@ -267,6 +296,15 @@ def test_a_value_step_writes_its_folder_the_agent_names(
     assert f"the agent is {agent}" in capsys.readouterr().out
     player = PlayerSpec.parse(agent).build(resolve_rules("scopa"))
     assert play_deals({"player_0": player, "player_1": GreedyAgent()}, range(1))
+    # Stopped after the step's command ended but before the journal said so: recorded done.
+    journal = json.loads((run_dir / JOURNAL).read_text())
+    journal["V"]["done"] = False
+    (run_dir / JOURNAL).write_text(json.dumps(journal))
+    before = _stamps(run_dir / "V")
+    assert main(["recipe", str(recipe), "--run-dir", str(run_dir)]) == 0
+    assert "V: done (it ended before the journal recorded it)" in capsys.readouterr().out
+    assert _stamps(run_dir / "V") == before
+    assert json.loads((run_dir / JOURNAL).read_text())["V"]["done"] is True
     broken = _recipe(tmp_path, recipe.read_text().replace("deals=40", "dels=40"))
     assert main(["recipe", str(broken), "--run-dir", str(tmp_path / "other")]) == 2
     assert "step V: invalid config configs/deal_value.yaml" in capsys.readouterr().err
