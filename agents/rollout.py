@@ -149,7 +149,8 @@ class RolloutAgent(AlphaBetaAgent):
             ``pretrained_v4``) or the path of a MaskablePPO checkpoint of two-player Scopa.
         seat_network: a seat-value network plays the rollouts instead of ``network`` (module
             doc): the path of a ``SeatValue`` or ``SeatEnsemble`` or a shipped one's name
-            (``single``, ``ensemble``; ``agents.seat_value.SHIPPED_NETWORKS``).
+            (``single``, ``ensemble``; ``agents.seat_value.SHIPPED_NETWORKS``). Without
+            ``exact_last_round`` it plays the last round too, which it was not fitted on.
         exact_last_round: a rollout that reaches the deal's last round is finished by the
             exact solver instead of the network.
         confidence: play another move than the network's own only where its mean gain over
