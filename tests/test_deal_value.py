@@ -225,42 +225,14 @@ def test_a_blind_run_fits_and_saves_a_blind_network(tmp_path) -> None:
     assert value.blind
 
 
-def test_a_rule_player_plays_both_seats_as_it_would_in_the_environment() -> None:
-    # Greedy plays the same decks through scopa_v0, each seat deciding from the environment's
-    # own observation: the positions self-play records are the ones the environment passes.
-    data = self_play(DealValueConfig(deals=3, chunk=3, workers=1, seed=4, player="greedy"))
+def positions_in_the_environment(player, seed: int, deals: int) -> list[list[tuple[int, ...]]]:
+    """The positions with cards in the stock that ``scopa_v0`` passes through when ``player``
+    plays both seats of the decks self-play deals from ``seed`` (its first chunk), each seat
+    deciding from the environment's own observation."""
     env = scopa_v0.raw_env(episode="deal")
-    greedy = make_agent("greedy")
-    rng = np.random.default_rng([4, 0])
-    for k in range(3):
-        first = int(rng.integers(2))
-        deck = tuple(rng.permutation(40).tolist())
-        env.reset(options={"deck": deck, "first_player": first})
-        seen = [position(env.deal)]
-        while env.deal.stock:
-            env.step(greedy.act(env.observe(env.agent_selection)))
-            if env.deal.stock and position(env.deal) != seen[-1]:
-                seen.append(position(env.deal))
-        rows = data.rows[data.deals == k]
-        assert [tuple(row) for row in rows.tolist()] == seen
-        targets = data.targets[data.deals == k]
-        assert np.all(targets[1:] == -targets[:-1])
-
-
-def test_a_seat_network_plays_both_seats_as_its_player_would_in_the_environment(
-    tmp_path,
-) -> None:
-    # The same decks through scopa_v0, each seat played by ``seat_value`` with the same
-    # network from the environment's observations (its capture picked action by action).
-    network = tmp_path / "seat.pt"
-    torch.manual_seed(1)
-    save(SeatValue(width=16, layers=0), network)
-    config = DealValueConfig(deals=3, chunk=3, workers=1, seed=4, seat_network=str(network))
-    data = self_play(config)
-    env = scopa_v0.raw_env(episode="deal")
-    player = make_agent("seat_value", network=str(network))
-    rng = np.random.default_rng([4, 0])
-    for k in range(3):
+    rng = np.random.default_rng([seed, 0])
+    positions = []
+    for _ in range(deals):
         first = int(rng.integers(2))
         deck = tuple(rng.permutation(40).tolist())
         env.reset(options={"deck": deck, "first_player": first})
@@ -269,7 +241,31 @@ def test_a_seat_network_plays_both_seats_as_its_player_would_in_the_environment(
             env.step(player.act(env.observe(env.agent_selection)))
             if env.deal.stock and position(env.deal) != seen[-1]:
                 seen.append(position(env.deal))
-        assert [tuple(row) for row in data.rows[data.deals == k].tolist()] == seen
+        positions.append(seen)
+    return positions
+
+
+def test_a_rule_player_plays_both_seats_as_it_would_in_the_environment() -> None:
+    data = self_play(DealValueConfig(deals=3, chunk=3, workers=1, seed=4, player="greedy"))
+    seen = positions_in_the_environment(make_agent("greedy"), 4, 3)
+    for k in range(3):
+        assert [tuple(row) for row in data.rows[data.deals == k].tolist()] == seen[k]
+        targets = data.targets[data.deals == k]
+        assert np.all(targets[1:] == -targets[:-1])
+
+
+def test_a_seat_network_plays_both_seats_as_its_player_would_in_the_environment(
+    tmp_path,
+) -> None:
+    # ``seat_value`` with the same network picks its captures action by action in scopa_v0.
+    network = tmp_path / "seat.pt"
+    torch.manual_seed(1)
+    save(SeatValue(width=16, layers=0), network)
+    config = DealValueConfig(deals=3, chunk=3, workers=1, seed=4, seat_network=str(network))
+    data = self_play(config)
+    seen = positions_in_the_environment(make_agent("seat_value", network=str(network)), 4, 3)
+    for k in range(3):
+        assert [tuple(row) for row in data.rows[data.deals == k].tolist()] == seen[k]
     by_greedy = self_play(DealValueConfig(deals=3, chunk=3, workers=1, seed=4, player="greedy"))
     assert not np.array_equal(data.rows, by_greedy.rows)  # the players differ on these decks
 
