@@ -5,6 +5,7 @@ whole small training run, and a stopped run carried on to the same weights."""
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -276,6 +277,9 @@ def test_one_player_of_the_deals_and_a_seat_network_that_is_there(tmp_path) -> N
     with pytest.raises(ConfigError, match="no seat-value network at .*absent.pt"):
         load_model(DealValueConfig, None, [f"seat_network={tmp_path / 'absent.pt'}"])
     assert load_model(DealValueConfig, None, ["seat_network=ensemble"]).seat_network == "ensemble"
+    shipped = Path(__file__).resolve().parents[1] / "configs" / "deal_value_seat.yaml"
+    config = load_model(DealValueConfig, shipped)  # the README's command's config
+    assert (config.seat_network, config.player, config.deals) == ("single", None, 300_000)
 
 
 def test_a_player_that_is_not_a_rule_player_is_refused_naming_the_key() -> None:
