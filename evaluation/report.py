@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from evaluation.records import GameRecord, atomic_path, write_csv, write_text
-from evaluation.stats import ELO_MEAN, FieldSummary, PairingSummary
+from evaluation.stats import ELO_MEAN, FieldSummary, PairingSummary, category_differences
 
 
 def _fmt(value: float, ci: float | None = None, digits: int = 3, sign: bool = True) -> str:
@@ -28,7 +28,9 @@ def markdown_report(
     elo_rows: Sequence[dict[str, Any]],
     header: dict[str, Any],
     fields: Sequence[FieldSummary] = (),
+    categories: Sequence[dict[str, tuple[float, float]]] = (),
 ) -> str:
+    """The report's Markdown; ``categories``: each pairing's ``category_differences``."""
     lines = ["# Evaluation", ""]
     lines += [f"- {key}: `{value}`" for key, value in header.items()]
     if fields:
@@ -85,6 +87,7 @@ def markdown_report(
             f"| {_fmt(s.ms_per_move_a, digits=2, sign=False)} "
             f"| {_fmt(s.ms_per_move_b, digits=2, sign=False)} |"
         )
+    lines += _category_table(summaries, categories)
     if elo_rows:
         lines += [
             "",
@@ -100,6 +103,27 @@ def markdown_report(
                 f"| {row['deals']} |"
             )
     return "\n".join(lines) + "\n"
+
+
+def _category_table(
+    summaries: Sequence[PairingSummary], categories: Sequence[dict[str, tuple[float, float]]]
+) -> list[str]:
+    names = list(dict.fromkeys(name for pairing in categories for name in pairing))
+    if not names:
+        return []
+    lines = [
+        "",
+        "Where the points come from: A's points minus B's per deal in each scoring category, "
+        "mean over duplicate deals ± 95% CI; the categories sum to points/deal.",
+        "",
+        "| A | B | " + " | ".join(names) + " |",
+        "|---|---|" + "---:|" * len(names),
+    ]
+    for s, pairing in zip(summaries, categories, strict=True):
+        if pairing:
+            cells = [_fmt(*pairing[n]) if n in pairing else "-" for n in names]
+            lines.append(f"| {s.player_a} | {s.player_b} | " + " | ".join(cells) + " |")
+    return lines
 
 
 def plot_report(
@@ -169,7 +193,11 @@ def write_outputs(
         write_csv(out / "elo.csv", list(elo_rows))
     if fields:
         write_csv(out / "field.csv", [asdict(f) for f in fields])
-    report = markdown_report(summaries, elo_rows, header, fields)
+    categories = [
+        category_differences([r for r in records if r.pairing == pairing])
+        for pairing in range(len(summaries))
+    ]
+    report = markdown_report(summaries, elo_rows, header, fields, categories)
     write_text(out / "report.md", report)
     plot_report(summaries, elo_rows, out / "report.png")
     return report

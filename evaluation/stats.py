@@ -119,6 +119,27 @@ def summarise(records: Sequence[GameRecord], a: str, b: str) -> PairingSummary:
     return summary
 
 
+def category_differences(records: Sequence[GameRecord]) -> dict[str, tuple[float, float]]:
+    """Where a pairing's points per deal come from: in each scoring category (cards, coins,
+    settebello, primiera, scope, and a variant's), A's points less B's per deal, mean over
+    duplicate pairs and its 95% half-width, as ``summarise`` gives the whole. The categories
+    sum to the whole; a category neither side scored in any deal (a variant that is off) is
+    left out."""
+    deals = [r for r in records if r.kind == "deal" and r.categories_a]
+    sides = {id(r): (_points(r.categories_a), _points(r.categories_b)) for r in deals}
+    scored = {name for a, b in sides.values() for name in a if a[name] or b[name]}
+    names = [name for name in sides[id(deals[0])][0] if name in scored] if deals else []
+    return {
+        name: mean_ci(_pair_means(deals, lambda r, n=name: sides[id(r)][0][n] - sides[id(r)][1][n]))
+        for name in names
+    }
+
+
+def _points(categories: str) -> dict[str, int]:
+    """``GameRecord.categories_a``'s ``name=points`` words as a dict."""
+    return {name: int(points) for name, _, points in (w.partition("=") for w in categories.split())}
+
+
 def _pair_means(records: Sequence[GameRecord], value: Any) -> np.ndarray:
     by_pair: dict[int, list[float]] = {}
     for r in records:

@@ -13,7 +13,13 @@ from cli import main as cli
 from evaluation.harness import duplicate_deck, evaluate, field_report
 from evaluation.players import PlayerSpec
 from evaluation.records import GameRecord
-from evaluation.stats import bradley_terry_elo, field_summaries, mean_ci
+from evaluation.stats import (
+    bradley_terry_elo,
+    category_differences,
+    field_summaries,
+    mean_ci,
+    summarise,
+)
 from scopa_env.cards import mask_of
 from scopa_env.info_state import InfoState
 from scopa_env.observation import plane
@@ -316,6 +322,50 @@ def test_partnerships_of_copies_swap_sides_at_scopa_4_and_scopa_6() -> None:
         records, summaries, _ = evaluate(["heuristic", "heuristic:seed=1"], deals=4, table=table)
         assert [r.replica for r in records] == [0, 1] * 4
         assert summaries[0].points_per_deal == 0.0
+
+
+def test_category_differences_by_hand() -> None:
+    def deal(pair: int, replica: int, a: tuple[int, ...], b: tuple[int, ...]) -> GameRecord:
+        record = GameRecord("deal", 0, "A", "B", pair, replica, 0, 0, 0, 1, 0.1, 0.1, 2, 2)
+        names = ("cards", "coins", "settebello", "napola")
+        record.categories_a = " ".join(f"{n}={v}" for n, v in zip(names, (*a, 0), strict=True))
+        record.categories_b = " ".join(f"{n}={v}" for n, v in zip(names, (*b, 0), strict=True))
+        return record
+
+    # Cards, coins and settebello of A and of B, each deck played twice, seats swapped.
+    records = [
+        deal(0, 0, (1, 0, 1), (0, 1, 0)),  # A +1 cards, -1 coins, +1 settebello
+        deal(0, 1, (0, 1, 0), (1, 0, 1)),  # the reverse: deck 0 is even in each
+        deal(1, 0, (1, 1, 1), (0, 0, 0)),  # +1 +1 +1
+        deal(1, 1, (1, 0, 0), (0, 1, 1)),  # +1 -1 -1: deck 1 gives A a card point
+    ]
+    found = category_differences(records)
+    assert list(found) == ["cards", "coins", "settebello"]  # napola: nobody scored it
+    # Cards: deck 0 (1 - 1) / 2 = 0, deck 1 (1 + 1) / 2 = 1; coins: 0 and 0; settebello: 0, 0.
+    assert found["cards"][0] == 0.5
+    assert found["cards"][1] == pytest.approx(1.959964 * math.sqrt(0.5) / math.sqrt(2))
+    assert found["coins"] == (0.0, 0.0) and found["settebello"] == (0.0, 0.0)
+    matches = [GameRecord("match", 0, "A", "B", 0, 0, 0, 11, 5, 4, 1.0, 1.0, 40, 40)]
+    assert category_differences(matches) == {}
+
+
+def test_the_categories_of_an_evaluation_sum_to_its_points_per_deal(tmp_path) -> None:
+    out = tmp_path / "eval"
+    args = ["eval", "greedy", "random", "--deals", "40", "--out", str(out), "--no-progress"]
+    assert cli.main(args) == 0
+    records, _, _ = evaluate(["greedy", "random"], deals=40, workers=1, progress=False)
+    found = category_differences(records)
+    assert {"cards", "coins", "settebello", "primiera", "scope"} <= set(found)
+    total = summarise(records, "greedy", "random").points_per_deal
+    assert sum(mean for mean, _ in found.values()) == pytest.approx(total)
+    report = (out / "report.md").read_text()
+    assert "| A | B | cards | coins | settebello | primiera | scope |" in report
+    cards = _fmt_ci(*found["cards"])
+    assert f"| greedy | random | {cards} |" in report
+
+
+def _fmt_ci(mean: float, ci: float) -> str:
+    return f"{mean:+.3f} ± {ci:.3f}"
 
 
 def test_field_summaries_by_hand() -> None:
