@@ -103,6 +103,8 @@ class ValueAlphaBetaAgent(LineSearchAgent):
             seat), the rest the search's mean over the samples (0: the search alone).
         seat_network: the path of that ``SeatValue``; the shipped one by default. One that
             reads the opponent's plays this round gets them from ``infer``'s tracker.
+        sweeps: a leaf whose seat to move can sweep the table is valued at the better for it
+            of the leaf and each sweep (``LineSearchAgent.with_sweeps``; a quiescence search).
     """
 
     name = "alphabeta_value"
@@ -129,12 +131,14 @@ class ValueAlphaBetaAgent(LineSearchAgent):
         prior_weight: float = 0.0,
         seat_weight: float = 0.0,
         seat_network: str | None = None,
+        sweeps: bool = False,
     ) -> None:
         super().__init__(
             rules, samples, depth, endgame_plies, seed, values, infer=infer, candidates=candidates
         )
         self.blend = self._check_blend(blend)
         self.exact_last_round = exact_last_round
+        self.sweeps = bool(sweeps)
         if softmin < 0:
             raise ValueError(f"softmin is a temperature in points, >= 0: got {softmin}")
         self.softmin = float(softmin)

@@ -297,6 +297,9 @@ class LineSearchAgent(AlphaBetaAgent, ABC):
     #: Whether my move after the opponent's reply is chosen once for all the samples
     #: (``LineTree.reduce_shared``) rather than in each.
     shared_replies = False
+    #: Whether a leaf whose seat to move can sweep the table is valued at the better for that
+    #: seat of the leaf and the sweep (``with_sweeps``).
+    sweeps = False
 
     def new_deal_state(self) -> None:
         super().new_deal_state()
@@ -345,10 +348,11 @@ class LineSearchAgent(AlphaBetaAgent, ABC):
         values, logits = self.leaf_values(search.positions, info, deals, search.replies)
         exact = AlphaBeta(self.rules, self.valuer)
         if self.blend < 1.0:
-            material = np.fromiter(
-                (exact.material(d, 0) for d in search.positions), np.float64, len(values)
+            values = self.blend * values + (1.0 - self.blend) / POINT * self.material(
+                search.positions, exact
             )
-            values = self.blend * values + (1.0 - self.blend) / POINT * material
+        if self.sweeps:
+            values = self.with_sweeps(search.positions, values, info, deals, exact)
         weights = np.array([count for _, count in drawn], np.float64) * self.sample_weights(deals)
         n = len(moves)
         if self.shared_replies and info.full_hand.bit_count() >= 2:
@@ -360,6 +364,55 @@ class LineSearchAgent(AlphaBetaAgent, ABC):
             for k, tree in enumerate(trees):
                 totals[k % n] += weights[k // n] * search.reduce(tree, values, logits, exact)
         return [round(POINT * t) for t in totals]
+
+    def leaf_value(
+        self, positions: list[Deal], info: InfoState, deals: list[Deal], exact: AlphaBeta
+    ) -> np.ndarray:
+        """Each position's leaf value for seat 0 in points: the learnt value, ``blend``ed with
+        the material balance."""
+        values = self.leaf_values(positions, info, deals)[0]
+        if self.blend < 1.0:
+            values = self.blend * values + (1.0 - self.blend) / POINT * self.material(
+                positions, exact
+            )
+        return values
+
+    @staticmethod
+    def material(positions: list[Deal], exact: AlphaBeta) -> np.ndarray:
+        """Each position's material balance for seat 0 (``AlphaBeta.material``)."""
+        return np.fromiter((exact.material(d, 0) for d in positions), np.float64, len(positions))
+
+    def with_sweeps(
+        self,
+        positions: list[Deal],
+        values: np.ndarray,
+        info: InfoState,
+        deals: list[Deal],
+        exact: AlphaBeta,
+    ) -> np.ndarray:
+        """``values`` of the leaves ``positions`` where the seat to move can sweep the table
+        before the last round, each the better for that seat of its own value and the value
+        of the position each sweep leaves: a quiescence search of sweeps. A sweep scores a
+        point at once, and whether a hand holds one is a sum over cards that a learnt value of
+        the card planes reads poorly; the search's horizon cuts it off."""
+        swept: list[Deal] = []
+        leaves: list[int] = []
+        for k, deal in enumerate(positions):
+            if not deal.stock or deal.is_over or np.isnan(values[k]):
+                continue
+            table = deal.masks["table"]
+            for card, capture in deal.legal_mask_moves():
+                if capture == table:
+                    child = deal.copy()
+                    child.play_unchecked(card, capture)
+                    swept.append(child)
+                    leaves.append(k)
+        if not swept:
+            return values
+        out = values.copy()
+        for k, value in zip(leaves, self.leaf_value(swept, info, deals, exact), strict=True):
+            out[k] = max(out[k], value) if positions[k].current_player == 0 else min(out[k], value)
+        return out
 
 
 class GuidedAgent(LineSearchAgent):

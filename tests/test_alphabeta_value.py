@@ -13,12 +13,14 @@ from conftest import (
     last_round,
     my_turn,
     observe_deal,
+    opening,
     opening_trail,
     play_deals,
     settebello_sweep,
 )
 
 from agents import AlphaBetaAgent, ValueAlphaBetaAgent, make_agent
+from agents.alphabeta import AlphaBeta
 from agents.deal_value import SHIPPED, DealValue
 from agents.greedy import MoveValuer
 from agents.guided import Root
@@ -193,6 +195,57 @@ def test_a_leaf_is_the_value_for_seat_0() -> None:
     values, _ = player.leaf_values(positions, info, positions)
     expected = [net(deal) if deal.current_player == 0 else -net(deal) for deal in positions]
     assert values == pytest.approx(expected)
+
+
+def their_sweep() -> Deal:
+    """First round, I took AC AS; the opponent (player 1) is to play, and its 7C takes 3S+4S:
+    the whole table."""
+    hands = (parse_cards("2D 5S JC"), parse_cards("7C KB 2C"))
+    table, taken = parse_cards("3S 4S"), parse_cards("AC AS")
+    dealt = {*hands[0], *hands[1], *table, *taken}
+    return Deal.from_position(
+        hands=hands,
+        table=table,
+        stock=[c for c in range(40) if c not in dealt],
+        captures=(taken, ()),
+        last_capturer=0,
+        current_player=1,
+        first_player=1,
+    )
+
+
+def test_a_leaf_whose_mover_can_sweep_is_worth_the_better_for_it_of_the_leaf_and_the_sweep() -> (
+    None
+):
+    player = ValueAlphaBetaAgent(seed=0, sweeps=True)
+    exact = AlphaBeta(player.rules, player.valuer)
+    mine, theirs, neither = settebello_sweep(), their_sweep(), opening()  # opening: no sweep
+    ended = last_round("5B 6B", "4C AB", "3C 2S", SEVENS_AND_COINS)  # 5B sweeps: no stock
+    info = InfoState.from_observation(observe_deal(mine)["observation"])
+
+    def swept(deal: Deal, card: str) -> float:
+        child = deal.copy()
+        child.play_unchecked(parse_card(card), deal.masks["table"])
+        return float(player.leaf_value([child], info, [deal], exact)[0])
+
+    positions = [mine, theirs, neither, ended, mine, theirs, mine]
+    standing = np.array([-9.0, 9.0, 1.0, -9.0, 9.0, -9.0, np.nan])
+    out = player.with_sweeps(positions, standing, info, [mine], exact)
+    # Seat 0 sweeps where standing is worse for it; the opponent where it is worse for the
+    # opponent; a leaf without a sweep, one in the last round (solved exactly elsewhere) and a
+    # row the search never reads keep theirs.
+    assert out[:6] == pytest.approx([swept(mine, "7D"), swept(theirs, "7C"), 1.0, -9.0, 9.0, -9.0])
+    assert np.isnan(out[6]) and np.isnan(standing[6])
+    assert -9.0 < swept(mine, "7D") < 9.0 and -9.0 < swept(theirs, "7C") < 9.0
+    assert all(m[1] != neither.masks["table"] for m in neither.legal_mask_moves())
+
+
+def test_with_sweeps_the_search_plays_legal_whole_deals() -> None:
+    players = {
+        "player_0": ValueAlphaBetaAgent(samples=4, seed=1, sweeps=True),
+        "player_1": ValueAlphaBetaAgent(samples=4, seed=1),
+    }
+    assert play_deals(players, range(2))
 
 
 def test_mover_view_mixes_the_value_heads_judgement_into_each_leaf() -> None:
