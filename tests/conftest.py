@@ -212,19 +212,22 @@ def my_turn(seed: int, plays: int) -> Deal:
     return deal if deal.current_player == 0 else played_to(seed, plays + 1)
 
 
-def settebello_sweep() -> Deal:
-    """First round, player 0 to play, the opponent's AC and AS taken: 7D takes 3S+4S, the whole
-    table: a scopa, and the settebello in player 0's pile (two points in hand); KB and 2C can
-    only trail, giving the opponent the table to take. Any sensible player plays 7D."""
-    hands = (parse_cards("7D KB 2C"), parse_cards("2D 5S JC"))
+def settebello_sweep(mover: int = 0) -> Deal:
+    """First round, player ``mover`` to play, the other's AC and AS taken: 7D takes 3S+4S, the
+    whole table: a scopa, and the settebello in the mover's pile (two points in hand); KB and 2C
+    can only trail, giving the other the table to take. Any sensible player plays 7D."""
+    sweeper, other = parse_cards("7D KB 2C"), parse_cards("2D 5S JC")
+    hands = (sweeper, other) if mover == 0 else (other, sweeper)
     table, taken = parse_cards("3S 4S"), parse_cards("AC AS")
     dealt = {*hands[0], *hands[1], *table, *taken}
     return Deal.from_position(
         hands=hands,
         table=table,
         stock=[c for c in range(40) if c not in dealt],
-        captures=((), taken),
-        last_capturer=1,
+        captures=((), taken) if mover == 0 else (taken, ()),
+        current_player=mover,
+        first_player=mover,
+        last_capturer=1 - mover,
     )
 
 

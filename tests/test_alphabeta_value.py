@@ -197,29 +197,12 @@ def test_a_leaf_is_the_value_for_seat_0() -> None:
     assert values == pytest.approx(expected)
 
 
-def their_sweep() -> Deal:
-    """First round, I took AC AS; the opponent (player 1) is to play, and its 7C takes 3S+4S:
-    the whole table."""
-    hands = (parse_cards("2D 5S JC"), parse_cards("7C KB 2C"))
-    table, taken = parse_cards("3S 4S"), parse_cards("AC AS")
-    dealt = {*hands[0], *hands[1], *table, *taken}
-    return Deal.from_position(
-        hands=hands,
-        table=table,
-        stock=[c for c in range(40) if c not in dealt],
-        captures=(taken, ()),
-        last_capturer=0,
-        current_player=1,
-        first_player=1,
-    )
-
-
 def test_a_leaf_whose_mover_can_sweep_is_worth_the_better_for_it_of_the_leaf_and_the_sweep() -> (
     None
 ):
     player = ValueAlphaBetaAgent(seed=0, sweeps=True)
     exact = AlphaBeta(player.rules, player.valuer)
-    mine, theirs, neither = settebello_sweep(), their_sweep(), opening()  # opening: no sweep
+    mine, theirs, neither = settebello_sweep(0), settebello_sweep(1), opening()  # no sweep
     ended = last_round("5B 6B", "4C AB", "3C 2S", SEVENS_AND_COINS)  # 5B sweeps: no stock
     info = InfoState.from_observation(observe_deal(mine)["observation"])
 
@@ -234,9 +217,9 @@ def test_a_leaf_whose_mover_can_sweep_is_worth_the_better_for_it_of_the_leaf_and
     # Seat 0 sweeps where standing is worse for it; the opponent where it is worse for the
     # opponent; a leaf without a sweep, one in the last round (solved exactly elsewhere) and a
     # row the search never reads keep theirs.
-    assert out[:6] == pytest.approx([swept(mine, "7D"), swept(theirs, "7C"), 1.0, -9.0, 9.0, -9.0])
+    assert out[:6] == pytest.approx([swept(mine, "7D"), swept(theirs, "7D"), 1.0, -9.0, 9.0, -9.0])
     assert np.isnan(out[6]) and np.isnan(standing[6])
-    assert -9.0 < swept(mine, "7D") < 9.0 and -9.0 < swept(theirs, "7C") < 9.0
+    assert -9.0 < swept(mine, "7D") < 9.0 and -9.0 < swept(theirs, "7D") < 9.0
     assert all(m[1] != neither.masks["table"] for m in neither.legal_mask_moves())
 
 
