@@ -347,10 +347,7 @@ class LineSearchAgent(AlphaBetaAgent, ABC):
                 trees.append(search.expand(child, depth - 1))
         values, logits = self.leaf_values(search.positions, info, deals, search.replies)
         exact = AlphaBeta(self.rules, self.valuer)
-        if self.blend < 1.0:
-            values = self.blend * values + (1.0 - self.blend) / POINT * self.material(
-                search.positions, exact
-            )
+        values = self.blended(values, search.positions, exact)
         if self.sweeps:
             values = self.with_sweeps(search.positions, values, info, deals, exact)
         weights = np.array([count for _, count in drawn], np.float64) * self.sample_weights(deals)
@@ -365,22 +362,13 @@ class LineSearchAgent(AlphaBetaAgent, ABC):
                 totals[k % n] += weights[k // n] * search.reduce(tree, values, logits, exact)
         return [round(POINT * t) for t in totals]
 
-    def leaf_value(
-        self, positions: list[Deal], info: InfoState, deals: list[Deal], exact: AlphaBeta
-    ) -> np.ndarray:
-        """Each position's leaf value for seat 0 in points: the learnt value, ``blend``ed with
-        the material balance."""
-        values = self.leaf_values(positions, info, deals)[0]
-        if self.blend < 1.0:
-            values = self.blend * values + (1.0 - self.blend) / POINT * self.material(
-                positions, exact
-            )
-        return values
-
-    @staticmethod
-    def material(positions: list[Deal], exact: AlphaBeta) -> np.ndarray:
-        """Each position's material balance for seat 0 (``AlphaBeta.material``)."""
-        return np.fromiter((exact.material(d, 0) for d in positions), np.float64, len(positions))
+    def blended(self, values: np.ndarray, positions: list[Deal], exact: AlphaBeta) -> np.ndarray:
+        """The learnt ``values`` of ``positions`` for seat 0, ``blend``ed with their material
+        balance (``AlphaBeta.material``): the leaves' values in points."""
+        if self.blend == 1.0:
+            return values
+        material = np.fromiter((exact.material(d, 0) for d in positions), np.float64, len(values))
+        return self.blend * values + (1.0 - self.blend) / POINT * material
 
     def with_sweeps(
         self,
@@ -410,7 +398,8 @@ class LineSearchAgent(AlphaBetaAgent, ABC):
         if not swept:
             return values
         out = values.copy()
-        for k, value in zip(leaves, self.leaf_value(swept, info, deals, exact), strict=True):
+        sweeps = self.blended(self.leaf_values(swept, info, deals)[0], swept, exact)
+        for k, value in zip(leaves, sweeps, strict=True):
             out[k] = max(out[k], value) if positions[k].current_player == 0 else min(out[k], value)
         return out
 

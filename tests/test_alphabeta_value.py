@@ -209,7 +209,8 @@ def test_a_leaf_whose_mover_can_sweep_is_worth_the_better_for_it_of_the_leaf_and
     def swept(deal: Deal, card: str) -> float:
         child = deal.copy()
         child.play_unchecked(parse_card(card), deal.masks["table"])
-        return float(player.leaf_value([child], info, [deal], exact)[0])
+        learnt = player.leaf_values([child], info, [deal])[0]
+        return float(player.blended(learnt, [child], exact)[0])
 
     positions = [mine, theirs, neither, ended, mine, theirs, mine]
     standing = np.array([-9.0, 9.0, 1.0, -9.0, 9.0, -9.0, np.nan])
