@@ -105,6 +105,8 @@ class ValueAlphaBetaAgent(LineSearchAgent):
             reads the opponent's plays this round gets them from ``infer``'s tracker.
         sweeps: a leaf whose seat to move can sweep the table is valued at the better for it
             of the leaf and each sweep (``LineSearchAgent.with_sweeps``; a quiescence search).
+            Off by default: it changes nothing measurable (+0.001 +- 0.042 points a deal,
+            paired over 600 decks against ISMCTS-300, README).
     """
 
     name = "alphabeta_value"
