@@ -1,4 +1,5 @@
-"""Train ``agents.deal_value.DealValue`` on the shipped network's self-play, from a config.
+"""Train ``agents.deal_value.DealValue`` on a player's self-play (the shipped policy network by
+default), from a config.
 
 Read top to bottom: ``train_deal_value`` (self-play, fit, save), then the pieces it uses.
 
