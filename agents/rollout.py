@@ -147,8 +147,8 @@ class RolloutAgent(AlphaBetaAgent):
         network: the network that plays the rollouts: a shipped policy network by name
             (``pretrained_v5``, the default, ``agents.policy.SHIPPED_POLICY``, or
             ``pretrained_v4``) or the path of a MaskablePPO checkpoint of two-player Scopa.
-        seat_network: a seat-value network plays the rollouts instead of ``network`` (module
-            doc): the path of a ``SeatValue`` or ``SeatEnsemble`` or a shipped one's name
+        seat_network: a seat-value network plays the rollouts instead (module doc; not with
+            ``network``): the path of a ``SeatValue`` or ``SeatEnsemble`` or a shipped one's name
             (``single``, ``ensemble``; ``agents.seat_value.SHIPPED_NETWORKS``). Without
             ``exact_last_round`` it plays the last round too, which it was not fitted on.
         exact_last_round: a rollout that reaches the deal's last round is finished by the
@@ -168,7 +168,7 @@ class RolloutAgent(AlphaBetaAgent):
         rules: Rules | str | None = None,
         samples: int = 24,
         endgame_plies: int = 5,
-        network: str = SHIPPED_POLICY,
+        network: str | None = None,
         seat_network: str | None = None,
         exact_last_round: bool = True,
         confidence: float | None = 1.0,
@@ -196,15 +196,19 @@ class RolloutAgent(AlphaBetaAgent):
         import torch
 
         torch.set_num_threads(torch_threads)
+        if network is not None and seat_network is not None:
+            raise ValueError(
+                f"network {network!r} and seat_network {seat_network!r} both name who plays the "
+                "rollouts: give one"
+            )
         self.network = network
         self.exact_last_round = exact_last_round
         if confidence is not None and confidence < 0:
             raise ValueError(f"confidence is a number of standard errors, >= 0: got {confidence}")
         self.confidence = confidence
-        self.seat_network = seat_network
         self.rollout_policy: RolloutPolicy
         if seat_network is None:
-            self.path, policy = load_network(network)  # the checkpoint it rolls out with
+            self.path, policy = load_network(network or SHIPPED_POLICY)
             self.rollout_policy = PolicyRollouts(policy, self.valuer)
         else:
             self.path = seat_network_path(seat_network)

@@ -156,6 +156,7 @@ def test_refuses_other_tables(player: RolloutAgent) -> None:
         ({"network": "no/such/model.zip"}, CheckpointNotFoundError, "no/such/model.zip"),
         ({"depth": 2}, PlayerError, "depth"),
         ({"confidence": -1.0}, PlayerError, "confidence"),
+        ({"network": "pretrained_v4", "seat_network": "single"}, PlayerError, "give one"),
         ({"bogus": 1}, PlayerError, "bogus"),
     ],
 )

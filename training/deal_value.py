@@ -325,11 +325,12 @@ def _play_chunk(task: tuple[str, int, int, int, str | None, str | None]) -> Self
     torch.set_num_threads(1)
     key = f"{network} {seat_network}" if spec is None else spec
     if key not in _PLAYERS:  # a worker loads each player once
-        _PLAYERS[key] = (
-            RolloutAgent(network=network, seat_network=seat_network)
-            if spec is None
-            else rule_player(spec)
-        )
+        if spec is not None:
+            _PLAYERS[key] = rule_player(spec)
+        elif seat_network is not None:
+            _PLAYERS[key] = RolloutAgent(seat_network=seat_network)
+        else:
+            _PLAYERS[key] = RolloutAgent(network=network)
     player = _PLAYERS[key]
     exact = AlphaBeta(player.rules, MoveValuer(player.rules))  # any move order solves alike
     rng = np.random.default_rng([seed, index])
