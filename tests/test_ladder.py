@@ -225,10 +225,17 @@ def test_a_seat_value_player_is_told_apart_by_its_network() -> None:
     assert shipped != _fingerprint(make_agent("seat_value"))
 
 
-@pytest.mark.parametrize("name", ["ladder.yaml", "ladder_scopa_4.yaml"])
-def test_the_shipped_ladders_validate(name: str) -> None:
-    config = load_ladder_config(Path(__file__).resolve().parents[1] / "configs" / name)
-    assert len(config.players) >= 7 and config.deals >= 35
+LADDERS = sorted((Path(__file__).resolve().parents[1] / "configs").glob("ladder*.yaml"))
+
+
+@pytest.mark.parametrize("path", LADDERS, ids=lambda path: path.name)
+def test_the_shipped_ladders_validate(path: Path, tmp_path: Path) -> None:
+    """Each ladder the README runs loads, and every player of it sits at its table."""
+    config = load_ladder_config(path)
+    assert len(config.players) >= 6 and config.deals >= 35
+    tasks, _, pairings = ladder_tasks(config, tmp_path)
+    n = len(config.players)
+    assert len(pairings) == n * (n - 1) // 2 and tasks
 
 
 def test_the_plot_labels_crowded_players_apart() -> None:
