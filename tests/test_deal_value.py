@@ -271,6 +271,40 @@ def test_a_seat_network_plays_both_seats_as_its_player_would_in_the_environment(
     assert not np.array_equal(data.rows, by_greedy.rows)  # the players differ on these decks
 
 
+def test_explored_moves_are_legal_and_a_share_of_them_not_the_players() -> None:
+    """With ``explore`` the decks are the same, each position follows the one before it by a
+    legal move, about that share of the moves is not the player's, and the run repeats."""
+    from agents.guided import Root, seat_observations
+    from scopa_env.observation import deal_blocks
+
+    config = DealValueConfig(deals=4, chunk=4, workers=1, seed=4, player="greedy", explore=0.4)
+    data = self_play(config)
+    again = self_play(config)
+    np.testing.assert_array_equal(data.rows, again.rows)
+    np.testing.assert_array_equal(data.targets, again.targets)
+    greedy = make_agent("greedy")
+    rng = np.random.default_rng([4, 0])  # the chunk's decks, as self-play deals them
+    deals = [Deal.new(rng, first_player=int(rng.integers(2))) for _ in range(4)]
+    changed = moves = 0
+    for k, deal in enumerate(deals):
+        rows = [tuple(row) for row in data.rows[data.deals == k].tolist()]
+        assert rows[0] == position(deal)
+        for row in rows[1:]:
+            children = {}
+            for move in deal.legal_mask_moves():
+                child = deal.copy()
+                child.play_unchecked(*move)
+                children[position(child)] = move, child
+            assert row in children  # a legal move of the seat to move leads there
+            root = Root(deal_blocks((0, 0), greedy.rules.target, deal.dealer), (0, 0))
+            chosen = deal_value._rule_move(greedy, deal, seat_observations([deal], root)[0])
+            move, deal = children[row]
+            changed += move != chosen
+            moves += 1
+    assert moves == 4 * 29
+    assert 0.1 < changed / moves < 0.4  # 0.4 of the moves drawn, some of them greedy's own
+
+
 def test_one_player_of_the_deals_and_a_seat_network_that_is_there(tmp_path) -> None:
     with pytest.raises(ConfigError, match="both name who plays the deals"):
         load_model(DealValueConfig, None, ["player=greedy", "seat_network=single"])
@@ -294,6 +328,8 @@ def test_a_player_that_is_not_a_rule_player_is_refused_naming_the_key() -> None:
 def test_bad_configs_are_refused_naming_the_key(tmp_path) -> None:
     with pytest.raises(ConfigError, match="dealz: unknown key"):
         load_model(DealValueConfig, None, ["dealz=10"])
+    with pytest.raises(ConfigError, match="explore"):
+        load_model(DealValueConfig, None, ["explore=1.0"])
     with pytest.raises(ConfigError, match="deals"):
         load_model(DealValueConfig, None, ["deals=0"])
 

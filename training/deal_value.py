@@ -83,6 +83,10 @@ class DealValueConfig(Section):
     #: A seat-value network that plays both seats instead of ``network``
     #: (``agents.seat_value``): a path, or a shipped one's name (``single``, ``ensemble``).
     seat_network: str | None = Field(default=None)
+    #: The share of decisions where the seat to move plays a uniformly random legal move
+    #: instead of the player's, so that the fit sees positions after moves the player itself
+    #: seldom makes, as a search's leaves are (0: none).
+    explore: float = Field(default=0.0, ge=0.0, lt=1.0)
     deals: int = Field(default=300_000, ge=1)
     #: Deals played together (one forward pass a ply) and seeded together.
     chunk: int = Field(default=500, ge=1)
@@ -272,6 +276,7 @@ def self_play(config: DealValueConfig, progress: Progress | None = None) -> Self
             config.seed,
             config.player,
             config.seat_network,
+            config.explore,
         )
         for index, start in enumerate(range(0, config.deals, config.chunk))
     ]
@@ -306,10 +311,11 @@ def self_play(config: DealValueConfig, progress: Progress | None = None) -> Self
 _PLAYERS: dict[str | None, Any] = {}
 
 
-def _play_chunk(task: tuple[str, int, int, int, str | None, str | None]) -> SelfPlay:
-    """One chunk of deals: ``(network, index, deals, seed, player, seat_network)``, played by
-    ``player`` if it names one, else as ``rollout`` plays its rollouts: by the seat network if
-    one is named, else by the network."""
+def _play_chunk(task: tuple[str, int, int, int, str | None, str | None, float]) -> SelfPlay:
+    """One chunk of deals: ``(network, index, deals, seed, player, seat_network, explore)``,
+    played by ``player`` if it names one, else as ``rollout`` plays its rollouts: by the seat
+    network if one is named, else by the network; a share ``explore`` of the moves uniformly
+    at random."""
     import torch
 
     from agents.alphabeta import AlphaBeta
@@ -321,7 +327,7 @@ def _play_chunk(task: tuple[str, int, int, int, str | None, str | None]) -> Self
     from scopa_env.engine import Deal
     from scopa_env.observation import deal_blocks
 
-    network, index, count, seed, spec, seat_network = task
+    network, index, count, seed, spec, seat_network, explore = task
     torch.set_num_threads(1)
     key = f"{network} {seat_network}" if spec is None else spec
     if key not in _PLAYERS:  # a worker loads each player once
@@ -365,6 +371,9 @@ def _play_chunk(task: tuple[str, int, int, int, str | None, str | None]) -> Self
                 seen = seat_observations(batch, roots[dealer])
                 moves = [_rule_move(player, d, row) for d, row in zip(batch, seen, strict=True)]
             for deal, move in zip(batch, moves, strict=True):
+                if explore and rng.random() < explore:
+                    legal = deal.legal_mask_moves()
+                    move = legal[int(rng.integers(len(legal)))]
                 deal.play_unchecked(*move)
         live = playing
     deal_of = np.array(owners, np.int64)
