@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+import yaml
 from conftest import played_to, settebello_sweep
 
 import training.deal_value as deal_value
@@ -422,6 +423,17 @@ def test_a_stopped_run_of_another_config_is_refused_naming_the_keys(tmp_path) ->
     with pytest.raises(ConfigError, match="deals: 40 there, 41 here, width: 8 there, 16 here"):
         train_deal_value(other, tmp_path)
     assert not (tmp_path / WEIGHTS).exists()
+
+
+def test_a_stopped_run_from_before_a_key_was_added_carries_on_at_its_default(tmp_path) -> None:
+    Progress(tmp_path, SMALL)
+    identity = tmp_path / "config.yaml"
+    written = yaml.safe_load(identity.read_text())
+    del written["explore"]  # as runs wrote it before the key
+    identity.write_text(yaml.safe_dump(written))
+    Progress(tmp_path, SMALL)
+    with pytest.raises(ConfigError, match="explore: 0.0 there, 0.2 here"):
+        Progress(tmp_path, SMALL.model_copy(update={"explore": 0.2}))
 
 
 def test_an_unreadable_chunk_is_played_again(tmp_path) -> None:

@@ -197,7 +197,11 @@ class Progress:
         fixed = {k: v for k, v in config.model_dump(mode="json").items() if k not in FREE_ON_RESUME}
         identity = folder / "config.yaml"
         if identity.is_file():
-            found = yaml.safe_load(identity.read_text()) or {}
+            # A key added since the stopped run wrote its identity had its default there.
+            defaults = type(config)().model_dump(mode="json")
+            found = {k: defaults.get(k) for k in fixed} | (
+                yaml.safe_load(identity.read_text()) or {}
+            )
             shown = identity_differences(found, fixed)
             if shown:
                 raise ConfigError(
