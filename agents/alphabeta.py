@@ -28,11 +28,11 @@ At every table (RULES.md section 8) the search is by sides: a leaf is worth my s
 other seat minimises it (``AlphaBeta``): minimax on the point difference with two sides. With
 three each other player plays for its own side's reward (max-n, ``AlphaBeta.totals``), which
 did better against ISMCTS-300 than the paranoid search (``search="paranoid"``, both against me:
-README, "Results"). Every hidden hand is sampled (``Determinizer``), so the
+``docs/strength.md``). Every hidden hand is sampled (``Determinizer``), so the
 search never stops sampling at tables of more seats, where the unseen cards of the last round
 are still split between several hands. The default depth reaches my next move, one ply more
-than the seats: at ``scopa_4`` five plies did better than three against greedy (README,
-"Results").
+than the seats: at ``scopa_4`` five plies did better than three against greedy
+(``docs/strength.md``).
 
 Moves are ordered by their greedy value so that the pruning cuts early. The work is a fixed
 number of samples and plies, so the choice depends on the seed only, never on the machine.

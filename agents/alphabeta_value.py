@@ -20,7 +20,7 @@ values of many decisions from the seat's view alone: an estimate with no samplin
 
 ``guided`` is the same search with the policy network's value head at the leaves, which sees
 only the seat's observation; ``ismcts_value`` puts ``DealValue`` at the leaves of ISMCTS.
-Measured strength is in the README ("Results").
+Measured strength is in ``docs/strength.md``.
 """
 
 from __future__ import annotations
@@ -61,15 +61,16 @@ class ValueAlphaBetaAgent(LineSearchAgent):
             follow the root move (the last round).
         value: the path of a ``DealValue`` network (``.npz``); the shipped one by default.
         blend: ``DealValue``'s share of a leaf's value, the rest the material balance (0.7 by
-            default; 0.5 scores about 0.03 points a deal less against ISMCTS-300, README).
+            default; 0.5 scores about 0.03 points a deal less against ISMCTS-300,
+            ``docs/strength.md``).
         exact_last_round: solve exactly the lines that reach the last round inside a sample
-            (on by default; about +0.02 points a deal, README "Results").
+            (on by default; about +0.02 points a deal, ``docs/strength.md``).
         seed: seed of the player's own randomness (the sampled deals).
         values: the card values of the material balance and the move ordering.
         infer: draw the sampled deals by how likely the opponent's plays this round were
             with the hand each gives it, as ``alphabeta:infer=True`` does (``AlphaBetaAgent``);
             the player then follows the deal across ``act`` calls. On by default (it adds
-            about +0.06 points a deal against ISMCTS-300, README "Results"); ``False`` draws
+            about +0.06 points a deal against ISMCTS-300, ``docs/strength.md``); ``False`` draws
             them uniformly.
         candidates: deals drawn uniformly per decision before resampling (``infer`` only;
             default four times ``samples``).
@@ -97,7 +98,8 @@ class ValueAlphaBetaAgent(LineSearchAgent):
         prior_weight: points per deal credited to a root move per nat of the shipped
             network's log-probability of its action (``ismcts_prior``'s prior), before the
             last round (0: none). Between moves the samples cannot tell apart, the network's
-            choice wins; 0.05 costs about 0.08 points a deal against ISMCTS-300 (README).
+            choice wins; 0.05 costs about 0.08 points a deal against ISMCTS-300
+            (``docs/strength.md``).
         seat_weight: the share of a move's value before the last round that the
             ``seat_value`` network gives (its value of the position the move leaves, from my
             seat), the rest the search's mean over the samples (0: the search alone).
@@ -106,7 +108,7 @@ class ValueAlphaBetaAgent(LineSearchAgent):
         sweeps: a leaf whose seat to move can sweep the table is valued at the better for it
             of the leaf and each sweep (``LineSearchAgent.with_sweeps``; a quiescence search).
             Off by default: it changes nothing measurable (+0.001 +- 0.042 points a deal,
-            paired over 600 decks against ISMCTS-300, README).
+            paired over 600 decks against ISMCTS-300, ``docs/strength.md``).
     """
 
     name = "alphabeta_value"

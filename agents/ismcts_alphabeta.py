@@ -12,7 +12,7 @@ prior). In the last round, where the deal is a game of perfect information,
 Measured (with ``alphabeta_value``'s earlier defaults, ``blend=0.5`` without
 ``exact_last_round``), it is weaker than ``alphabeta_value`` alone: on 600 decks of seed 0 against
 ISMCTS-300, +0.152 +- 0.116 points per deal at 28.5 ms a move, 0.094 +- 0.112 below
-``alphabeta_value`` deck by deck; ``mix=3.0`` 0.091 +- 0.089 below (README, "Results").
+``alphabeta_value`` deck by deck; ``mix=3.0`` 0.091 +- 0.089 below (``docs/strength.md``).
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ on the last round, once the stock is empty: there the rollout alone judges or, w
 two-player deal each seat knows the other's hand and the sampled deal is the whole truth; the
 solver then also makes the last round's decisions itself. With ``infer`` the deals it searches
 are drawn by how likely the opponent's plays this round make its hand (``agents.inference``),
-not uniformly. Neither option measurably strengthens it (README, "Results"). Two-player Scopa
+not uniformly. Neither option measurably strengthens it (``docs/strength.md``). Two-player Scopa
 only, as the value.
 
 The network is a numpy forward pass of some 16 µs, so the default budget, 700 iterations,

@@ -4,7 +4,7 @@ leaves.
 Once the stock is empty, each player of a two-player deal knows the other's hand: the cards
 it has not seen. The last round is then a game of perfect information, at most six plies
 long. The shipped policy network gives up about 0.1 points a decision there against an exact
-solver (README, "Results"), which a wider policy network or more exact examples did not mend.
+solver (``docs/strength.md``), which a wider policy network or more exact examples did not mend.
 ``LastRoundValue`` values an *afterstate* instead: the position a move leaves, the other seat
 to move, with both hands, the table and both piles in view. ``LastRoundAgent`` plays each
 decision of the last round by the move whose afterstate is worth most to it, all of them

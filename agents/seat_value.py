@@ -155,8 +155,9 @@ class SeatValue(LastRoundValue):
 class SeatEnsemble(nn.Module):
     """Seat networks fitted apart whose values of a row are averaged. Networks fitted from
     different starts err on different decisions, so their mean gives up less than any of them
-    (README). Every member values a batch in the same call, those of the same ``plays`` from
-    one encoding of the rows: a decision stays one forward pass, of a wider network.
+    (``docs/strength.md``). Every member values a batch in the same call, those of the same
+    ``plays`` from one encoding of the rows: a decision stays one forward pass, of a wider
+    network.
 
     Args:
         members: the networks, of one rules; ``plays`` if any reads the plays.
@@ -373,7 +374,7 @@ class SeatValueAgent:
         network: the path of a ``SeatValue`` (``scopa seat-value`` writes one) or of a
             ``SeatEnsemble`` (``scopa seat-ensemble``), or the name of a shipped one
             (``agents/pretrained_seat_value/``): ``single`` (the default) or ``ensemble``, the
-            stronger (README).
+            stronger (``docs/strength.md``).
         value: the path of the last round's ``LastRoundValue``; the shipped one by default.
         torch_threads: torch's threads, for the whole process (as ``last_round``'s).
     """
