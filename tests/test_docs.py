@@ -1,5 +1,6 @@
 """The documentation's pages hold together: every ``docs/`` page or picture the project names
-exists, every picture a page shows resolves from that page, and the README names every page."""
+exists, every picture or page a page links to resolves from that page, and the README names every
+page."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 NAMED = re.compile(r"docs/[\w./-]*\w\.(?:md|png)")
-IMAGE = re.compile(r"!\[[^\]]*\]\(([^)\s]+)\)")
+LINK = re.compile(r"\[[^\]]*\]\((?!https?:)([^)\s#]+)[^)]*\)")
 
 
 def _tracked(*patterns: str) -> list[Path]:
@@ -29,11 +30,11 @@ def test_every_docs_path_the_project_names_exists() -> None:
     assert not missing, sorted(missing)
 
 
-def test_every_picture_a_page_shows_resolves_from_that_page() -> None:
+def test_every_link_of_a_page_resolves_from_that_page() -> None:
     broken = {
         f"{page.relative_to(ROOT)}: {target}"
         for page in _tracked("*.md")
-        for target in IMAGE.findall(page.read_text())
+        for target in LINK.findall(page.read_text())
         if not (page.parent / target).is_file()
     }
     assert not broken, sorted(broken)
