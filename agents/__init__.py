@@ -31,6 +31,7 @@ from agents.ismcts_prior import PriorISMCTSAgent
 from agents.ismcts_value import ValueISMCTSAgent
 from agents.last_round import LastRoundAgent
 from agents.openspiel_bot import OpenSpielISMCTSAgent
+from agents.oracle import OracleAgent
 from agents.policy import SHIPPED_CHECKPOINTS, PolicyAgent
 from agents.random_agent import RandomAgent
 from agents.rollout import RolloutAgent
@@ -48,6 +49,7 @@ AGENTS: dict[str, type] = {
     "ismcts_alphabeta": AlphaBetaISMCTSAgent,
     "alphabeta": AlphaBetaAgent,
     "alphabeta_value": ValueAlphaBetaAgent,
+    "oracle": OracleAgent,
     "guided": GuidedAgent,
     "rollout": RolloutAgent,
     "last_round": LastRoundAgent,
@@ -146,6 +148,7 @@ __all__ = [
     "LastRoundAgent",
     "ISMCTSAgent",
     "OpenSpielISMCTSAgent",
+    "OracleAgent",
     "PolicyAgent",
     "PretrainedAgent",
     "PriorISMCTSAgent",
