@@ -67,7 +67,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from agents import make_agent
-    from evaluation.players import PlayerSpec
+    from evaluation.players import PlayerSpec, check_seat
 
     rules = rules_from_args(args)
     table = resolve_table(args.table)
@@ -77,10 +77,13 @@ def run(args: argparse.Namespace) -> int:
         )
     spec = PlayerSpec.parse(args.opponent)
     opponent = make_agent(spec.name, rules=rules, seed=args.seed, **dict(spec.options))
+    check_seat(spec, opponent, table.name, rules)
     others: dict[str, Any] = {}
     line = f"Rules: {describe_rules(rules)}; opponent: {args.opponent}"
     if table.partnerships:
-        others["partner"] = make_agent(args.partner, rules=rules, seed=args.seed).act
+        partner = make_agent(args.partner, rules=rules, seed=args.seed)
+        check_seat(PlayerSpec.parse(args.partner), partner, table.name, rules)
+        others["partner"] = partner.act
         line += f"; partner: {args.partner}"
     print(line)
     human = table.agents[args.seat]

@@ -85,7 +85,7 @@ def check_seat(spec: PlayerSpec, player: Any, table: str, rules: Rules) -> None:
     if trained is not None and trained != table:
         raise TableError(
             f"player {spec.label!r} was trained for the {trained!r} table, not {table!r}: "
-            "evaluate it at the table it was trained for"
+            "play it at the table it was trained for"
         )
     space = getattr(model, "observation_space", None)
     if space is None:
@@ -96,5 +96,5 @@ def check_seat(spec: PlayerSpec, player: Any, table: str, rules: Rules) -> None:
     if wanted != given:
         raise TableError(
             f"player {spec.label!r} reads observations of shape {wanted}, but the {table!r} "
-            f"table gives {given}: evaluate it at the table it was trained for"
+            f"table gives {given}: play it at the table it was trained for"
         )

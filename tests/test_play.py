@@ -265,3 +265,15 @@ def test_cli_play_takes_the_table_the_seat_and_the_partner(monkeypatch, capsys):
     assert "opponent: heuristic; partner: greedy" in capsys.readouterr().out
     assert cli.main(["play", "--table", "scopa_3", "--seat", "3"]) == 2
     assert "--seat must be 0 to 2 at scopa_3, got 3" in capsys.readouterr().err
+
+
+def test_cli_play_refuses_a_network_of_another_table(capsys):
+    from cli import main as cli
+
+    assert cli.main(["play", "--opponent", "pretrained_scopa_4"]) == 2
+    assert "'pretrained_scopa_4' was trained for the 'scopa_4' table, not 'scopa'" in (
+        capsys.readouterr().err
+    )
+    argv = ["play", "--table", "scopa_4", "--opponent", "greedy", "--partner", "pretrained_v5"]
+    assert cli.main(argv) == 2
+    assert "'pretrained_v5'" in capsys.readouterr().err

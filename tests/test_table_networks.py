@@ -1,0 +1,70 @@
+"""The shipped networks of the tables of three and four seats: each plays a whole deal at its
+table, is refused at a table it was not trained for, by name, and their recipe is one config
+(``configs/clone_alphabeta.yaml``) with the table as an override."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agents import make_agent
+from agents.policy import SHIPPED_CHECKPOINTS
+from evaluation.players import PlayerSpec, check_seat
+from scopa_env.environments import make_aec
+from scopa_env.errors import TableError
+from scopa_env.rules import Rules
+from training.config import load_config
+
+CONFIG = Path(__file__).resolve().parents[1] / "configs" / "clone_alphabeta.yaml"
+#: Each table's network, and the seats it takes in the test's deal: at ``scopa_3`` one player
+#: against two greedy ones, at ``scopa_4`` both seats of the first partnership.
+NETWORKS = {"scopa_3": ("pretrained_scopa_3", {0}), "scopa_4": ("pretrained_scopa_4", {0, 2})}
+
+
+@pytest.mark.parametrize("table", sorted(NETWORKS))
+def test_it_plays_every_card_of_its_seats(table: str) -> None:
+    name, seats = NETWORKS[table]
+    network, greedy = make_agent(name), make_agent("greedy")
+    env = make_aec(table, episode="deal")
+    env.reset(seed=5)
+    plays = dict.fromkeys(range(len(env.possible_agents)), 0)
+    for agent in env.agent_iter():
+        observation, _, termination, truncation, _ = env.last()
+        if termination or truncation:
+            env.step(None)
+            continue
+        seat = env.possible_agents.index(agent)
+        action = (network if seat in seats else greedy).act(observation)
+        assert observation["action_mask"][action], (seat, action)
+        plays[seat] += action < 40
+        env.step(action)
+    assert set(plays.values()) == {36 // len(plays)}  # 36 cards dealt to hands, 4 to the table
+
+
+@pytest.mark.parametrize("table", sorted(NETWORKS))
+def test_it_is_refused_at_another_table(table: str) -> None:
+    name = NETWORKS[table][0]
+    spec, player = PlayerSpec.parse(name), make_agent(name)
+    assert player.model.policy.table == table
+    check_seat(spec, player, table, Rules.preset("scopa"))
+    for other in ("scopa", "scopa_3", "scopa_4", "scopone"):
+        if other != table:
+            with pytest.raises(TableError, match=rf"'{table}' table, not '{other}'"):
+                check_seat(spec, player, other, Rules.preset("scopa"))
+
+
+def test_every_shipped_policy_network_is_its_own() -> None:
+    weights = {name: path.read_bytes() for name, path in SHIPPED_CHECKPOINTS.items()}
+    assert len(set(weights.values())) == len(weights) == 4
+
+
+@pytest.mark.parametrize("table", sorted(NETWORKS))
+def test_one_recipe_makes_each_tables_network(table: str) -> None:
+    name = NETWORKS[table][0]
+    overrides = [] if table == "scopa_4" else [
+        f"table={table}", f"name={table}_alphabeta", f"export_to=agents/{name}"
+    ]  # fmt: skip
+    config = load_config(CONFIG, overrides)
+    assert (config.table, config.export_to) == (table, f"agents/{name}")
+    assert config.warm_start.teacher == "alphabeta" and config.warm_start.regret_weight > 0
