@@ -81,8 +81,11 @@ def run(args: argparse.Namespace) -> int:
     others: dict[str, Any] = {}
     line = f"Rules: {describe_rules(rules)}; opponent: {args.opponent}"
     if table.partnerships:
-        partner = make_agent(args.partner, rules=rules, seed=args.seed)
-        check_seat(PlayerSpec.parse(args.partner), partner, table.name, rules)
+        partner_spec = PlayerSpec.parse(args.partner)
+        partner = make_agent(
+            partner_spec.name, rules=rules, seed=args.seed, **dict(partner_spec.options)
+        )
+        check_seat(partner_spec, partner, table.name, rules)
         others["partner"] = partner.act
         line += f"; partner: {args.partner}"
     print(line)

@@ -277,3 +277,18 @@ def test_cli_play_refuses_a_network_of_another_table(capsys):
     argv = ["play", "--table", "scopa_4", "--opponent", "greedy", "--partner", "pretrained_v5"]
     assert cli.main(argv) == 2
     assert "'pretrained_v5'" in capsys.readouterr().err
+
+
+def test_cli_play_gives_the_partner_its_options(monkeypatch):
+    from cli import main as cli
+    from cli import play
+
+    seen = {}
+
+    def fake_match(env, opponent, human=0, seed=None, partner=None):
+        seen.update(samples=partner.__self__.samples)
+
+    monkeypatch.setattr(play, "play_match", fake_match)
+    argv = ["play", "--table", "scopa_4", "--partner", "alphabeta:samples=4"]
+    assert cli.main(argv) == 0
+    assert seen == {"samples": 4}
