@@ -1,4 +1,4 @@
-"""The shipped networks of the tables of three and four seats: each plays a whole deal at its
+"""The shipped networks of the tables of three, four and six seats: each plays a whole deal at its
 table, is refused at a table it was not trained for, by name, and their recipe is one config
 (``configs/clone_alphabeta.yaml``) with the table as an override."""
 
@@ -18,8 +18,12 @@ from training.config import load_config
 
 CONFIG = Path(__file__).resolve().parents[1] / "configs" / "clone_alphabeta.yaml"
 #: Each table's network, and the seats it takes in the test's deal: at ``scopa_3`` one player
-#: against two greedy ones, at ``scopa_4`` both seats of the first partnership.
-NETWORKS = {"scopa_3": ("pretrained_scopa_3", {0}), "scopa_4": ("pretrained_scopa_4", {0, 2})}
+#: against two greedy ones, at ``scopa_4`` and ``scopa_6`` every seat of the first side.
+NETWORKS = {
+    "scopa_3": ("pretrained_scopa_3", {0}),
+    "scopa_4": ("pretrained_scopa_4", {0, 2}),
+    "scopa_6": ("pretrained_scopa_6", {0, 2, 4}),
+}
 
 
 @pytest.mark.parametrize("table", sorted(NETWORKS))
@@ -48,7 +52,7 @@ def test_it_is_refused_at_another_table(table: str) -> None:
     spec, player = PlayerSpec.parse(name), make_agent(name)
     assert player.model.policy.table == table
     check_seat(spec, player, table, Rules.preset("scopa"))
-    for other in ("scopa", "scopa_3", "scopa_4", "scopone"):
+    for other in ("scopa", "scopa_3", "scopa_4", "scopa_6", "scopone"):
         if other != table:
             with pytest.raises(TableError, match=rf"'{table}' table, not '{other}'"):
                 check_seat(spec, player, other, Rules.preset("scopa"))
@@ -56,7 +60,7 @@ def test_it_is_refused_at_another_table(table: str) -> None:
 
 def test_every_shipped_policy_network_is_its_own() -> None:
     weights = {name: path.read_bytes() for name, path in SHIPPED_CHECKPOINTS.items()}
-    assert len(set(weights.values())) == len(weights) == 4
+    assert len(set(weights.values())) == len(weights) == 5
 
 
 @pytest.mark.parametrize("table", sorted(NETWORKS))
