@@ -14,6 +14,7 @@ from evaluation.players import PlayerSpec, check_seat
 from scopa_env.environments import make_aec
 from scopa_env.errors import TableError
 from scopa_env.rules import Rules
+from scopa_env.tables import TABLES
 from training.config import load_config
 
 CONFIG = Path(__file__).resolve().parents[1] / "configs" / "clone_alphabeta.yaml"
@@ -52,7 +53,7 @@ def test_it_is_refused_at_another_table(table: str) -> None:
     spec, player = PlayerSpec.parse(name), make_agent(name)
     assert player.model.policy.table == table
     check_seat(spec, player, table, Rules.preset("scopa"))
-    for other in ("scopa", "scopa_3", "scopa_4", "scopa_6", "scopone"):
+    for other in TABLES:
         if other != table:
             with pytest.raises(TableError, match=rf"'{table}' table, not '{other}'"):
                 check_seat(spec, player, other, Rules.preset("scopa"))
