@@ -66,7 +66,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from agents import make_agent
     from evaluation.players import PlayerSpec, check_seat
 
     rules = rules_from_args(args)
@@ -75,18 +74,18 @@ def run(args: argparse.Namespace) -> int:
         raise TableError(
             f"--seat must be 0 to {table.players - 1} at {table.name}, got {args.seat}"
         )
-    spec = PlayerSpec.parse(args.opponent)
-    opponent = make_agent(spec.name, rules=rules, seed=args.seed, **dict(spec.options))
-    check_seat(spec, opponent, table.name, rules)
+
+    def seated(text: str) -> Any:
+        spec = PlayerSpec.parse(text)
+        player = spec.build(rules, seed=args.seed)
+        check_seat(spec, player, table.name, rules)
+        return player
+
+    opponent = seated(args.opponent)
     others: dict[str, Any] = {}
     line = f"Rules: {describe_rules(rules)}; opponent: {args.opponent}"
     if table.partnerships:
-        partner_spec = PlayerSpec.parse(args.partner)
-        partner = make_agent(
-            partner_spec.name, rules=rules, seed=args.seed, **dict(partner_spec.options)
-        )
-        check_seat(partner_spec, partner, table.name, rules)
-        others["partner"] = partner.act
+        others["partner"] = seated(args.partner).act
         line += f"; partner: {args.partner}"
     print(line)
     human = table.agents[args.seat]

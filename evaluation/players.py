@@ -39,10 +39,13 @@ class PlayerSpec:
                 options.append((key.strip(), parsed))
         return cls(label=text, name=name, options=tuple(options))
 
-    def build(self, rules: Rules) -> Any:
+    def build(self, rules: Rules, seed: int | None = None) -> Any:
+        """The player, seeded by ``seed`` unless its own options name a seed."""
         from agents import make_agent  # the players import torch lazily, only when needed
 
-        return make_agent(self.name, rules=rules, **dict(self.options))
+        options = {} if seed is None else {"seed": seed}
+        options.update(self.options)
+        return make_agent(self.name, rules=rules, **options)
 
 
 _PLAYERS: dict[tuple[PlayerSpec, Rules, tuple[int, int] | None], Any] = {}

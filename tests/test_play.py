@@ -292,3 +292,24 @@ def test_cli_play_gives_the_partner_its_options(monkeypatch):
     argv = ["play", "--table", "scopa_4", "--partner", "alphabeta:samples=4"]
     assert cli.main(argv) == 0
     assert seen == {"samples": 4}
+
+
+def test_cli_play_seeds_the_players_unless_their_options_do(monkeypatch):
+    from agents import make_agent
+    from cli import main as cli
+    from cli import play
+
+    seen = {}
+
+    def fake_match(env, opponent, human=0, seed=None, partner=None):
+        seen.update(opponent=opponent.__self__.rng, partner=partner.__self__.rng)
+
+    monkeypatch.setattr(play, "play_match", fake_match)
+    argv = ["play", "--table", "scopa_4", "--seed", "5", "--opponent", "ismcts:seed=3",
+            "--partner", "ismcts"]  # fmt: skip
+    assert cli.main(argv) == 0
+    state = {name: rng.bit_generator.state for name, rng in seen.items()}
+    assert state == {
+        "opponent": make_agent("ismcts", seed=3).rng.bit_generator.state,
+        "partner": make_agent("ismcts", seed=5).rng.bit_generator.state,
+    }
