@@ -1,6 +1,6 @@
-"""The shipped networks of the tables of three, four and six seats: each plays a whole deal at its
-table, is refused at a table it was not trained for, by name, and their recipe is one config
-(``configs/clone_alphabeta.yaml``) with the table as an override."""
+"""The shipped networks of the tables of three, four and six seats and of Scopone: each plays a
+whole deal at its table, is refused at a table it was not trained for, by name, and their recipe
+is one config (``configs/clone_alphabeta.yaml``) with the table as an override."""
 
 from __future__ import annotations
 
@@ -19,12 +19,15 @@ from training.config import load_config
 
 CONFIG = Path(__file__).resolve().parents[1] / "configs" / "clone_alphabeta.yaml"
 #: Each table's network, and the seats it takes in the test's deal: at ``scopa_3`` one player
-#: against two greedy ones, at ``scopa_4`` and ``scopa_6`` every seat of the first side.
+#: against two greedy ones, at the tables of partners every seat of the first side.
 NETWORKS = {
     "scopa_3": ("pretrained_scopa_3", {0}),
     "scopa_4": ("pretrained_scopa_4", {0, 2}),
     "scopa_6": ("pretrained_scopa_6", {0, 2, 4}),
+    "scopone": ("pretrained_scopone", {0, 2}),
 }
+#: The overrides of the config each network was made with, beyond its table, name and folder.
+RECIPE_OVERRIDES = {"scopone": ["warm_start.samples=80000"]}
 
 
 @pytest.mark.parametrize("table", sorted(NETWORKS))
@@ -61,7 +64,7 @@ def test_it_is_refused_at_another_table(table: str) -> None:
 
 def test_every_shipped_policy_network_is_its_own() -> None:
     weights = {name: path.read_bytes() for name, path in SHIPPED_CHECKPOINTS.items()}
-    assert len(set(weights.values())) == len(weights) == 5
+    assert len(set(weights.values())) == len(weights) == 6
 
 
 @pytest.mark.parametrize("table", sorted(NETWORKS))
@@ -70,6 +73,6 @@ def test_one_recipe_makes_each_tables_network(table: str) -> None:
     overrides = [] if table == "scopa_4" else [
         f"table={table}", f"name={table}_alphabeta", f"export_to=agents/{name}"
     ]  # fmt: skip
-    config = load_config(CONFIG, overrides)
+    config = load_config(CONFIG, overrides + RECIPE_OVERRIDES.get(table, []))
     assert (config.table, config.export_to) == (table, f"agents/{name}")
     assert config.warm_start.teacher == "alphabeta" and config.warm_start.regret_weight > 0
