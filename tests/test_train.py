@@ -565,3 +565,23 @@ def test_a_frozen_snapshot_plays_the_policys_own_masked_choice(shared: bool) -> 
     )
     sampled = FrozenPolicy(policy, seed=0).act_batch(obs, masks)
     assert masks[np.arange(64), sampled].all()
+
+
+def test_a_run_without_periodic_evaluation_draws_no_empty_curve(tmp_path: Path) -> None:
+    """With ``eval.every: 0`` there is no curve to draw: the report says so, and neither the
+    run nor the exported agent holds an empty plot (an earlier export's curve is removed)."""
+    from training.train import train
+
+    export = tmp_path / "agent"
+    export.mkdir()
+    (export / "learning_curve.png").write_bytes(b"an earlier run's curve")
+    run = tmp_path / "run"
+    quiet = {"every": 0, "final_deals": 0}
+    config = _tiny(total_timesteps=128, eval=quiet, export_to=str(export), export_overwrite=True)
+    train(validate(config), run, progress=False)
+    assert not (run / "learning_curve.png").exists()
+    assert not (export / "learning_curve.png").exists()
+    for report in (run / "report.md", export / "README.md"):
+        text = report.read_text()
+        assert "None: this run has no periodic evaluation (`eval.every: 0`)." in text
+        assert "learning_curve.png" not in text

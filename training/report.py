@@ -21,45 +21,47 @@ def plot_learning_curve(run_dir: Path) -> None:
 
     The evaluation at step 0 (the warm start's clone, or the random network) is the starting
     point every later one is read against: it is drawn as a larger marker and named in the
-    legend; ``vs clone`` is the head-to-head against that starting point itself.
+    legend; ``vs clone`` is the head-to-head against that starting point itself. A run without
+    periodic evaluations (``eval.every: 0``) has no curve, and an earlier one is removed.
     """
+    curve = run_dir / "learning_curve.png"
+    rows = read_csv(run_dir / "evals.csv")
+    if not rows:
+        curve.unlink(missing_ok=True)
+        return
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    path = run_dir / "evals.csv"
     fig, ax = plt.subplots(figsize=(7, 4), dpi=110)
-    if path.exists():
-        with path.open() as handle:
-            rows = list(csv.DictReader(handle))
-        for opponent in dict.fromkeys(r["opponent"] for r in rows):
-            mine = [r for r in rows if r["opponent"] == opponent]
-            x = np.array([int(r["timesteps"]) for r in mine])
-            y = np.array([float(r["points_per_deal"]) for r in mine])
-            lo = np.array([float(r["ci_low"]) for r in mine])
-            hi = np.array([float(r["ci_high"]) for r in mine])
-            (line,) = ax.plot(x, y, marker="o", markersize=3, label=f"vs {opponent}")
-            ax.fill_between(x, lo, hi, color=line.get_color(), alpha=0.2)
-            start = x == 0
-            ax.plot(
-                x[start],
-                y[start],
-                marker="D",
-                markersize=7,
-                linestyle="none",
-                color=line.get_color(),
-            )
-        if any(int(r["timesteps"]) == 0 for r in rows):
-            ax.plot(
-                [],
-                [],
-                marker="D",
-                markersize=7,
-                linestyle="none",
-                color="grey",
-                label="start (before PPO)",
-            )
+    for opponent in dict.fromkeys(r["opponent"] for r in rows):
+        mine = [r for r in rows if r["opponent"] == opponent]
+        x = np.array([int(r["timesteps"]) for r in mine])
+        y = np.array([float(r["points_per_deal"]) for r in mine])
+        lo = np.array([float(r["ci_low"]) for r in mine])
+        hi = np.array([float(r["ci_high"]) for r in mine])
+        (line,) = ax.plot(x, y, marker="o", markersize=3, label=f"vs {opponent}")
+        ax.fill_between(x, lo, hi, color=line.get_color(), alpha=0.2)
+        start = x == 0
+        ax.plot(
+            x[start],
+            y[start],
+            marker="D",
+            markersize=7,
+            linestyle="none",
+            color=line.get_color(),
+        )
+    if any(int(r["timesteps"]) == 0 for r in rows):
+        ax.plot(
+            [],
+            [],
+            marker="D",
+            markersize=7,
+            linestyle="none",
+            color="grey",
+            label="start (before PPO)",
+        )
     ax.axhline(0.0, color="grey", linewidth=0.8)
     ax.set_xlabel("environment steps (learner decisions)")
     ax.set_ylabel("points per deal (duplicate deals)")
@@ -68,7 +70,7 @@ def plot_learning_curve(run_dir: Path) -> None:
     if ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize="small")
     fig.tight_layout()
-    with atomic_path(run_dir / "learning_curve.png") as tmp:
+    with atomic_path(curve) as tmp:
         fig.savefig(tmp)
     plt.close(fig)
 
@@ -124,6 +126,13 @@ def write_report(
             f", minus the points of the deal baseline (`{config.selfplay.baseline}`, "
             f"{config.selfplay.baseline_play}) on the same deck, seats and opponent"
         )
+    curve = "![learning curve](learning_curve.png)"
+    if not (run_dir / "learning_curve.png").exists():
+        curve = (
+            "None: this run has no periodic evaluation (`eval.every: 0`)."
+            if config.eval.every == 0
+            else "None yet: no periodic evaluation has finished."
+        )
     title = f"# Training run `{run_dir.name}`"
     evaluation = f"## Final evaluation of `{evaluated}` (duplicate deals, seed {config.eval.seed})"
     final = "`final.zip`"
@@ -164,7 +173,7 @@ each duplicate pair; the interval is a 95% confidence interval over the pairs.
 
 ## Learning curve
 
-![learning curve](learning_curve.png)
+{curve}
 """
     write_text(run_dir / "report.md", text)
 
@@ -224,3 +233,5 @@ def export_agent(
     copy_file(run_dir / "report.md", dest / "README.md")
     if (run_dir / "learning_curve.png").exists():
         copy_file(run_dir / "learning_curve.png", dest / "learning_curve.png")
+    else:
+        (dest / "learning_curve.png").unlink(missing_ok=True)
