@@ -9,7 +9,7 @@ pool, model, callbacks, learning, final evaluation, report), then the pieces it 
 A run folder holds ``config.yaml`` (the resolved config), ``meta.json`` (seed, library versions,
 machine), ``checkpoints/`` (resumable: model with optimizer, opponent pool, random states),
 ``best.zip`` (best periodic evaluation), ``final.zip``, ``evals.csv``, ``tb/`` (TensorBoard),
-``report.md`` and ``learning_curve.png``.
+``report.md`` and, when there are periodic evaluations, ``learning_curve.png``.
 """
 
 from __future__ import annotations
