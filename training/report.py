@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import json
 from pathlib import Path
 from typing import Any
@@ -67,8 +66,7 @@ def plot_learning_curve(run_dir: Path) -> None:
     ax.set_ylabel("points per deal (duplicate deals)")
     ax.set_title(f"Learning curve: {run_dir.name}")
     ax.grid(alpha=0.3)
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize="small")
+    ax.legend(fontsize="small")
     fig.tight_layout()
     with atomic_path(curve) as tmp:
         fig.savefig(tmp)
@@ -211,10 +209,7 @@ def export_agent(
     dest.mkdir(parents=True, exist_ok=True)
     copy_file(checkpoint, dest / "model.zip")
     meta = json.loads((run_dir / "meta.json").read_text())
-    rows = []
-    if (run_dir / "final_eval.csv").exists():
-        with (run_dir / "final_eval.csv").open() as handle:
-            rows = list(csv.DictReader(handle))
+    rows = read_csv(run_dir / "final_eval.csv")
     card = {
         "checkpoint": "model.zip",
         "trained_from": run_dir.name,
