@@ -99,9 +99,10 @@ def check_options(factory: Callable[..., Any], name: str, options: dict[str, Any
 def make_agent(name_or_path: str | Path, **kwargs: Any) -> Agent:
     """A player by name (``random``, ``greedy``, ``heuristic``, ``ismcts``, the shipped agent
     ``pretrained``, the policy networks shipped before it ``pretrained_v5`` and
-    ``pretrained_v4``, the networks of the three-, four- and six-seat tables and of Scopone
-    ``pretrained_scopa_3``, ``pretrained_scopa_4``, ``pretrained_scopa_6`` and
-    ``pretrained_scopone``, ...) or
+    ``pretrained_v4``, the networks of the three-, four- and six-seat tables, of Scopone and
+    of Scopone scientifico ``pretrained_scopa_3``, ``pretrained_scopa_4``,
+    ``pretrained_scopa_6``, ``pretrained_scopone`` and ``pretrained_scopone_scientifico``,
+    ...) or
     by the path of a MaskablePPO checkpoint or of an RLlib checkpoint (``rllib:PATH``, or the
     folder, ``agents.rllib_agent``); ``kwargs`` go to its constructor (``rules``,
     ``seed`` and the player's own options). It is also the ``scopa_env.players`` entry point,

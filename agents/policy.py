@@ -15,9 +15,9 @@ _HERE = Path(__file__).resolve().parent
 #: The project's released policy networks by ``make_agent`` name: at two-player Scopa the
 #: shipped agent before the seat-value ensemble (``make_agent("pretrained")``,
 #: ``agents.seat_value``) replaced it and the one before that, kept so that they can be
-#: compared; at the tables of three, four and six seats and at Scopone (``scopa_3``,
-#: ``scopa_4``, ``scopa_6``, ``scopone``) a clone of ``alphabeta`` at that table
-#: (``configs/clone_alphabeta.yaml``).
+#: compared; at the tables of three, four and six seats, at Scopone and at Scopone scientifico
+#: (``scopa_3``, ``scopa_4``, ``scopa_6``, ``scopone``, ``scopone_scientifico``) a clone of
+#: ``alphabeta`` at that table (``configs/clone_alphabeta.yaml``).
 SHIPPED_CHECKPOINTS = {
     "pretrained_v5": _HERE / "pretrained_v5" / "model.zip",
     "pretrained_v4": _HERE / "pretrained_v4" / "model.zip",
@@ -25,6 +25,7 @@ SHIPPED_CHECKPOINTS = {
     "pretrained_scopa_4": _HERE / "pretrained_scopa_4" / "model.zip",
     "pretrained_scopa_6": _HERE / "pretrained_scopa_6" / "model.zip",
     "pretrained_scopone": _HERE / "pretrained_scopone" / "model.zip",
+    "pretrained_scopone_scientifico": _HERE / "pretrained_scopone_scientifico" / "model.zip",
 }
 #: The policy network that the players and tools built on one play by default (``guided``,
 #: ``rollout``, ``ismcts_prior``, ``last_round``'s base, ``alphabeta_value``'s prior,

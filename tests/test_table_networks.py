@@ -1,6 +1,7 @@
-"""The shipped networks of the tables of three, four and six seats and of Scopone: each plays a
-whole deal at its table, is refused at a table it was not trained for, by name, and their recipe
-is one config (``configs/clone_alphabeta.yaml``) with the table as an override."""
+"""The shipped networks of the tables of three, four and six seats, of Scopone and of Scopone
+scientifico: each plays a whole deal at its table, is refused at a table it was not trained for,
+by name, and their recipe is one config (``configs/clone_alphabeta.yaml``) with the table as an
+override."""
 
 from __future__ import annotations
 
@@ -25,9 +26,13 @@ NETWORKS = {
     "scopa_4": ("pretrained_scopa_4", {0, 2}),
     "scopa_6": ("pretrained_scopa_6", {0, 2, 4}),
     "scopone": ("pretrained_scopone", {0, 2}),
+    "scopone_scientifico": ("pretrained_scopone_scientifico", {0, 2}),
 }
 #: The overrides of the config each network was made with, beyond its table, name and folder.
-RECIPE_OVERRIDES = {"scopone": ["warm_start.samples=80000"]}
+RECIPE_OVERRIDES = {
+    "scopone": ["warm_start.samples=80000"],
+    "scopone_scientifico": ["warm_start.samples=60000"],
+}
 
 
 @pytest.mark.parametrize("table", sorted(NETWORKS))
@@ -47,7 +52,8 @@ def test_it_plays_every_card_of_its_seats(table: str) -> None:
         assert observation["action_mask"][action], (seat, action)
         plays[seat] += action < 40
         env.step(action)
-    assert set(plays.values()) == {36 // len(plays)}  # 36 cards dealt to hands, 4 to the table
+    dealt = TABLES[table].hand_size * TABLES[table].rounds
+    assert set(plays.values()) == {dealt}, plays
 
 
 @pytest.mark.parametrize("table", sorted(NETWORKS))
@@ -64,7 +70,7 @@ def test_it_is_refused_at_another_table(table: str) -> None:
 
 def test_every_shipped_policy_network_is_its_own() -> None:
     weights = {name: path.read_bytes() for name, path in SHIPPED_CHECKPOINTS.items()}
-    assert len(set(weights.values())) == len(weights) == 6
+    assert len(set(weights.values())) == len(weights) == 7
 
 
 @pytest.mark.parametrize("table", sorted(NETWORKS))
