@@ -1,10 +1,11 @@
 """The shipped networks of the tables of three, four and six seats, of Scopone and of Scopone
 scientifico: each plays a whole deal at its table, is refused at a table it was not trained for,
 by name, and their recipe is one config (``configs/clone_alphabeta.yaml``) with the table as an
-override."""
+override, the very config each one's ``model.json`` records."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -82,3 +83,5 @@ def test_one_recipe_makes_each_tables_network(table: str) -> None:
     config = load_config(CONFIG, overrides + RECIPE_OVERRIDES.get(table, []))
     assert (config.table, config.export_to) == (table, f"agents/{name}")
     assert config.warm_start.teacher == "alphabeta" and config.warm_start.regret_weight > 0
+    recorded = json.loads(SHIPPED_CHECKPOINTS[name].with_name("model.json").read_text())
+    assert config.model_dump(mode="json") == recorded["config"]  # the shipped run's own config
