@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
         text = write_ladder(args.out, result, _header(config, args, start))
     print(text, end="")
     print(
-        f"played {result.played} games ({len(result.records) - result.played} from the "
+        f"played {result.played} games ({result.games - result.played} from the "
         f"journals); wrote {args.out}/ladder.md, ladder.csv, matrix.csv, pairings.csv, "
         "games.csv, ladder.png"
     )

@@ -11,6 +11,12 @@ fingerprint of any checkpoint a player loads (``pretrained`` after a new agent s
 player), so a changed pairing is played afresh rather than mixed with old games. A rule
 player's code is not fingerprinted: after changing one, delete its pairings' files.
 
+At a free-for-all table (``scopa_3``: three players, each for itself) players meet as many at
+a time as there are seats: every set of three of the config's players is a meeting, played like
+``scopa eval A B C --table scopa_3`` (each deck once per rotation of the three round the seats)
+with its own journal, and each game counts once per pair of players in it, so a pairing's
+results gather every game its two players shared, whoever sat with them.
+
 The report (``ladder.md``, ``ladder.csv``, ``matrix.csv``, ``pairings.csv``, ``games.csv``,
 ``ladder.png``) ranks the players by Elo (``evaluation.stats.elo_table``, a Bradley-Terry fit to
 every deal of every pairing, with 95% intervals), with each player's points per deal against
@@ -34,9 +40,23 @@ from typing import Any, cast
 
 import numpy as np
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
-from evaluation.harness import EvaluationError, Journal, Task, make_tasks, run_tasks
+from evaluation.harness import (
+    EvaluationError,
+    Journal,
+    Task,
+    is_free_for_all,
+    make_tasks,
+    run_tasks,
+)
 from evaluation.players import PlayerSpec, check_seat, player_for
 from evaluation.records import GameRecord, atomic_path, write_csv, write_text
 from evaluation.report import _fmt
@@ -59,7 +79,8 @@ class LadderConfig(BaseModel):
 
     #: Players as ``scopa eval`` names them (``name[:key=value,...]`` or a checkpoint path).
     players: list[str] = Field(min_length=2)
-    #: Duplicate deal pairs per pairing (each deck is played twice, the seats swapped).
+    #: Duplicate decks per pairing (each played twice, the seats swapped), or per meeting at a
+    #: free-for-all table (each played once per rotation of its players round the seats).
     deals: int = Field(100, ge=1)
     #: Seed of the decks and the players' randomness.
     seed: int = Field(0, ge=0)
@@ -67,7 +88,8 @@ class LadderConfig(BaseModel):
     chunk: int = Field(10, ge=1)
     #: A rules preset name or a mapping of options (``scopa_env.rules.resolve_rules``).
     rules: str | dict[str, Any] = "scopa"
-    #: A table of two sides (``scopa``, ``scopa_4``, ``scopone``...); not the free-for-all.
+    #: A table name (``scopa_env.tables.TABLES``): two sides meet in pairings, the
+    #: free-for-all's players in meetings of as many as it has seats.
     table: str = "scopa"
 
     @field_validator("players")
@@ -91,13 +113,24 @@ class LadderConfig(BaseModel):
 
     @field_validator("table")
     @classmethod
-    def _two_sides(cls, table: str) -> str:
-        if resolve_table(table).sides != 2:
-            raise ValueError(
-                f"{table} is a free-for-all: its players meet all at once, not in pairings "
-                "(use scopa eval A B C --table " + table + ")"
-            )
+    def _known_table(cls, table: str) -> str:
+        resolve_table(table)
         return table
+
+    @model_validator(mode="after")
+    def _enough_players(self) -> LadderConfig:
+        seats = self.meeting_size()
+        if len(self.players) < seats:
+            raise ValueError(
+                f"{self.table} is a free-for-all of {seats} players, one per seat: a ladder "
+                f"there needs at least {seats} players, got {len(self.players)}"
+            )
+        return self
+
+    def meeting_size(self) -> int:
+        """Players in one game: two sides, or every seat of a free-for-all."""
+        table = resolve_table(self.table)
+        return table.players if is_free_for_all(table) else 2
 
     def resolved_rules(self) -> Rules:
         return resolve_rules(self.rules)
@@ -150,9 +183,10 @@ class LadderRow:
 @dataclass
 class LadderResult:
     rows: list[LadderRow]  # by Elo, strongest first
-    summaries: list[PairingSummary]  # one per pairing played, in config order
-    records: list[GameRecord]
-    played: int  # games played by this call (the rest came from the journals)
+    summaries: list[PairingSummary]  # one per pair of players, in config order
+    records: list[GameRecord]  # one per game, or per game and pair of players in a free-for-all
+    games: int  # games in the journals
+    played: int  # of which this call played (the rest came from the journals)
     complete: bool  # every pairing has all its deals
 
 
@@ -174,19 +208,27 @@ def _slug(label: str) -> str:
 
 
 @dataclass(frozen=True)
-class _Pairing:
-    a: PlayerSpec
-    b: PlayerSpec
+class _Meeting:
+    """Players who play one another's games: a pairing of two sides, or a free-for-all's field."""
+
+    players: tuple[PlayerSpec, ...]  # by label
     identity: dict[str, Any]
+    #: Free-for-all: the id of each pair of its players (``itertools.combinations`` order), the
+    #: pairing its games' records belong to, whichever meeting played them.
+    pair_ids: tuple[int, ...] = ()
 
     @property
     def id(self) -> int:
-        """A stable number for the pairing: its tasks' key and its players' seed stream."""
-        return zlib.crc32(json.dumps(self.identity, sort_keys=True).encode())
+        """A stable number for the meeting: its tasks' key and its players' seed stream."""
+        return _id(self.identity)
 
     @property
     def file(self) -> str:
-        return f"{_slug(self.a.label)}__{_slug(self.b.label)}-{self.id:08x}.jsonl"
+        return "__".join(_slug(p.label) for p in self.players) + f"-{self.id:08x}.jsonl"
+
+
+def _id(identity: dict[str, Any]) -> int:
+    return zlib.crc32(json.dumps(identity, sort_keys=True).encode())
 
 
 class _Journals:
@@ -205,8 +247,8 @@ class _Journals:
         self.done[Journal.key(task)] = records
 
 
-def _pairings(config: LadderConfig, rules: Rules) -> list[_Pairing]:
-    """Every pairing of the config's players, each pair's labels in sorted order (the order in
+def _meetings(config: LadderConfig, rules: Rules) -> list[_Meeting]:
+    """Every meeting of the config's players, each one's labels in sorted order (the order in
     the config changes no file); checks every player can be built and seated."""
     specs = [PlayerSpec.parse(p) for p in config.players]
     prints = {}
@@ -214,38 +256,49 @@ def _pairings(config: LadderConfig, rules: Rules) -> list[_Pairing]:
         player = player_for(spec, rules)
         check_seat(spec, player, config.table, rules)
         prints[spec.label] = _fingerprint(player)
-    pairings = []
-    for x, y in combinations(specs, 2):
-        a, b = sorted((x, y), key=lambda s: s.label)
-        identity = {
-            "players": [a.label, b.label],
-            "checkpoints": [prints[a.label], prints[b.label]],
+
+    def identity(players: tuple[PlayerSpec, ...]) -> dict[str, Any]:
+        return {
+            "players": [p.label for p in players],
+            "checkpoints": [prints[p.label] for p in players],
             "seed": config.seed,
             "rules": rules.to_dict(),
             "chunk": config.chunk,
             "table": config.table,
         }
-        pairings.append(_Pairing(a, b, identity))
-    return pairings
+
+    size = config.meeting_size()
+    meetings = []
+    for group in combinations(specs, size):
+        players = tuple(sorted(group, key=lambda s: s.label))
+        pair_ids = tuple(_id(identity(pair)) for pair in combinations(players, 2))
+        meetings.append(_Meeting(players, identity(players), pair_ids if size > 2 else ()))
+    return meetings
 
 
-def ladder_tasks(config: LadderConfig, out: Path) -> tuple[list[Task], _Journals, list[_Pairing]]:
-    """The tasks of every pairing, and the journals in ``out/pairings`` that hold the done ones.
+def _pairs(config: LadderConfig) -> list[tuple[str, str]]:
+    """Every pair of the config's players by label, each in sorted order, as records name them."""
+    labels = [PlayerSpec.parse(p).label for p in config.players]
+    return [(a, b) if a < b else (b, a) for a, b in combinations(labels, 2)]
 
-    The tasks go round the pairings a chunk of decks at a time, so a ladder stopped part-way
-    has played every pairing on about as many decks (``deals=N`` then reports the first N).
+
+def ladder_tasks(config: LadderConfig, out: Path) -> tuple[list[Task], _Journals, list[_Meeting]]:
+    """The tasks of every meeting, and the journals in ``out/pairings`` that hold the done ones.
+
+    The tasks go round the meetings a chunk of decks at a time, so a ladder stopped part-way
+    has played every meeting on about as many decks (``deals=N`` then reports the first N).
     """
     rules = config.resolved_rules()
-    pairings = _pairings(config, rules)
+    meetings = _meetings(config, rules)
     tasks, journals = [], {}
-    for p in pairings:
-        journals[p.id] = Journal(Path(out) / PAIRINGS / p.file, p.identity)
-        for task in make_tasks([p.a, p.b], config.deals, 0, config.seed, rules, config.chunk,
+    for m in meetings:
+        journals[m.id] = Journal(Path(out) / PAIRINGS / m.file, m.identity)
+        for task in make_tasks(m.players, config.deals, 0, config.seed, rules, config.chunk,
                                config.table):  # fmt: skip
-            tasks.append(replace(task, pairing=p.id))
-    order = {p.id: i for i, p in enumerate(pairings)}
+            tasks.append(replace(task, pairing=m.id, field_pairings=m.pair_ids))
+    order = {m.id: i for i, m in enumerate(meetings)}
     tasks.sort(key=lambda t: (t.pairs[0], order[t.pairing]))  # a round of decks at a time
-    return tasks, _Journals(journals), pairings
+    return tasks, _Journals(journals), meetings
 
 
 def run_ladder(
@@ -258,33 +311,33 @@ def run_ladder(
     """
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise LadderError(f"workers must be an integer of at least 1, got {workers!r}")
-    tasks, journals, pairings = ladder_tasks(config, out)
+    tasks, journals, _ = ladder_tasks(config, out)
     todo = [t for t in tasks if Journal.key(t) not in journals.done]
-    played = sum(t.records_per_pair * (t.pairs[1] - t.pairs[0]) for t in todo)
     run_tasks(tasks, workers, progress, cast(Journal, journals))
-    return _result(config, tasks, journals, pairings, played)
+    return _result(config, tasks, journals, _games(todo))
 
 
 def ladder_result(config: LadderConfig, out: Path) -> LadderResult:
     """The ladder as far as ``out``'s journals hold it, playing nothing (a partial report)."""
-    tasks, journals, pairings = ladder_tasks(config, out)
-    return _result(config, tasks, journals, pairings, 0)
+    tasks, journals, _ = ladder_tasks(config, out)
+    return _result(config, tasks, journals, 0)
+
+
+def _games(tasks: Sequence[Task]) -> int:
+    """Games the tasks play: two a deck, or one a rotation at a free-for-all."""
+    return sum((len(t.field) or 2) * (t.pairs[1] - t.pairs[0]) for t in tasks)
 
 
 def _result(
-    config: LadderConfig,
-    tasks: Sequence[Task],
-    journals: _Journals,
-    pairings: Sequence[_Pairing],
-    played: int,
+    config: LadderConfig, tasks: Sequence[Task], journals: _Journals, played: int
 ) -> LadderResult:
-    found = [journals.done[Journal.key(t)] for t in tasks if Journal.key(t) in journals.done]
-    records = [r for chunk in found for r in chunk]
+    done = [t for t in tasks if Journal.key(t) in journals.done]
+    records = [r for t in done for r in journals.done[Journal.key(t)]]
     records.sort(key=lambda r: (r.pairing, r.kind, r.pair, r.replica))
-    summaries = []
-    for p in pairings:
-        games = [r for r in records if r.pairing == p.id]
-        summaries.append(summarise(games, p.a.label, p.b.label))
+    by_pair: dict[tuple[str, str], list[GameRecord]] = {}
+    for r in records:
+        by_pair.setdefault((r.player_a, r.player_b), []).append(r)
+    summaries = [summarise(by_pair.get((a, b), []), a, b) for a, b in _pairs(config)]
     met = {r.player_a for r in records} | {r.player_b for r in records}
     labels = [label for label in config.players if label in met]
     rows = []
@@ -293,7 +346,7 @@ def _result(
         for elo in elo_table(labels, records):
             label = elo["player"]
             rows.append(LadderRow(label, elo["elo"], elo["elo_ci"], *field[label], elo["deals"]))
-    return LadderResult(rows, summaries, records, played, len(found) == len(tasks))
+    return LadderResult(rows, summaries, records, _games(done), played, len(done) == len(tasks))
 
 
 def field_points(
@@ -345,10 +398,10 @@ def markdown(result: LadderResult, header: dict[str, Any]) -> str:
     lines += [f"- {key}: `{value}`" for key, value in header.items()]
     lines += [
         "",
-        "Elo: Bradley-Terry fit to every deal of every pairing (a draw is half a win), mean "
-        "1500, ± 95% CI. Points per deal vs field: the player's points minus its opponent's, "
-        "averaged over its opponents on each deck, then over decks ± 95% CI. CPU ms a move: "
-        "over all its games.",
+        "Elo: Bradley-Terry fit to every deal of every pairing (at a free-for-all table, to "
+        "each pair of players in each game; a draw is half a win), mean 1500, ± 95% CI. Points "
+        "per deal vs field: the player's points minus its opponent's, averaged over its "
+        "opponents on each deck, then over decks ± 95% CI. CPU ms a move: over all its games.",
         "",
         "| player | Elo | points/deal vs field | CPU ms/move | deals |",
         "|---|---:|---:|---:|---:|",
@@ -452,8 +505,11 @@ def describe(config: LadderConfig) -> dict[str, Any]:
         "table": config.table,
         "rules": describe_rules(config.resolved_rules()),
         "seed": config.seed,
-        "duplicate deal pairs per pairing": config.deals,
-    }
+    } | (
+        {f"duplicate decks per meeting of {size}": config.deals}
+        if (size := config.meeting_size()) > 2
+        else {"duplicate deal pairs per pairing": config.deals}
+    )
 
 
 def write_ladder(out: Path, result: LadderResult, header: dict[str, Any]) -> str:

@@ -1,5 +1,6 @@
-"""The strength ladder (``evaluation.ladder``, ``scopa ladder``): pairings journaled one by one,
-so an extended ladder plays only what is new; one Elo fit; the field's points; its errors."""
+"""The strength ladder (``evaluation.ladder``, ``scopa ladder``): pairings (or a free-for-all's
+meetings) journaled one by one, so an extended ladder plays only what is new; one Elo fit; the
+field's points; its errors."""
 
 from __future__ import annotations
 
@@ -98,6 +99,67 @@ def test_the_clearly_stronger_player_ranks_first(tmp_path: Path) -> None:
     assert matrix(result)["heuristic"]["random"] == top.points_vs_field
 
 
+FOUR = [*THREE, "heuristic:reply_weight=0.0"]
+
+
+@pytest.fixture(scope="module")
+def free_for_all(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, LadderResult]:
+    out = tmp_path_factory.mktemp("ladder_scopa_3")
+    return out, run_ladder(_ladder(FOUR, table="scopa_3"), out)
+
+
+def test_a_free_for_all_ladder_plays_every_three_players_together(
+    free_for_all: tuple[Path, LadderResult],
+) -> None:
+    """At ``scopa_3`` each set of three players is a meeting: four players make four meetings,
+    each of two decks played once per rotation; a game counts once per pair of players."""
+    out, result = free_for_all
+    assert result.complete and result.played == result.games == 4 * 2 * 3
+    assert len(result.records) == 4 * 2 * 3 * 3
+    assert len(list((out / PAIRINGS).glob("*.jsonl"))) == 4
+    assert sorted(row.player for row in result.rows) == sorted(FOUR)
+    for row in result.rows:
+        assert row.deals == 3 * 2 * 2 * 3  # three opponents, each met in two meetings
+    assert len(result.summaries) == 6
+    for summary in result.summaries:  # a pair of players meets in two of the four meetings
+        games = [r for r in result.records if (r.player_a, r.player_b) == (
+            summary.player_a, summary.player_b)]  # fmt: skip
+        assert len(games) == 2 * 2 * 3 and len({r.pairing for r in games}) == 1
+        assert summary.deal_pairs == 2
+        assert summary.deal_wins + summary.deal_draws + summary.deal_losses == len(games)
+    table = matrix(result)
+    assert all(table[a][b] == -table[b][a] for a in FOUR for b in FOUR if a != b)
+    assert run_ladder(_ladder(FOUR[::-1], table="scopa_3"), out).played == 0
+
+
+def test_a_meeting_plays_the_games_scopa_eval_plays(
+    free_for_all: tuple[Path, LadderResult],
+) -> None:
+    """The rule players are deterministic, so the meeting of greedy and the two heuristic
+    players plays, deck by deck and rotation by rotation, the games of ``scopa eval`` with
+    them on the same decks (the field in the meeting's order, by label)."""
+    from evaluation.harness import Journal, make_tasks, run_tasks
+    from evaluation.players import PlayerSpec
+    from scopa_env.rules import resolve_rules
+
+    out, _ = free_for_all
+    field = sorted(["greedy", "heuristic", "heuristic:reply_weight=0.0"])
+    _, _, meetings = ladder_tasks(_ladder(FOUR, table="scopa_3"), out)
+    (meeting,) = [m for m in meetings if [p.label for p in m.players] == field]
+    met = Journal.existing(out / PAIRINGS / meeting.file).records()
+    specs = [PlayerSpec.parse(p) for p in field]
+    tasks = make_tasks(specs, 2, 0, 0, resolve_rules("scopa"), 1, "scopa_3")
+    alone = run_tasks(tasks, 1, progress=False)
+    assert len(met) == len(alone) == 2 * 3 * 3
+
+    def games(records: list[GameRecord]) -> dict[tuple[str, str, int, int], tuple[int, int]]:
+        return {
+            (r.player_a, r.player_b, r.pair, r.replica): (r.points_a, r.points_b) for r in records
+        }
+
+    assert games(met) == games(alone)
+
+
 def _game(
     a: str, b: str, pair: int, replica: int, points: tuple[int, int], cpu: tuple[float, float]
 ) -> GameRecord:
@@ -160,7 +222,7 @@ def test_the_command_writes_the_ladder_and_reports_from_the_journals(
         ({"players": THREE, "deals": 0}, "deals"),
         ({"players": THREE, "deals": "many"}, "deals"),
         ({"players": THREE, "deals": True}, "deals"),
-        ({"players": THREE, "table": "scopa_3"}, "free-for-all"),
+        ({"players": ["random", "greedy"], "table": "scopa_3"}, "at least 3 players"),
         ({"players": THREE, "table": "bridge"}, "unknown table"),
         ({"players": THREE, "rules": "chess"}, "rules"),
         ({"players": THREE, "games": 3}, "unknown key"),
@@ -233,9 +295,8 @@ def test_the_shipped_ladders_validate(path: Path, tmp_path: Path) -> None:
     """Each ladder the README runs loads, and every player of it sits at its table."""
     config = load_ladder_config(path)
     assert len(config.players) >= 6 and config.deals >= 35
-    tasks, _, pairings = ladder_tasks(config, tmp_path)
-    n = len(config.players)
-    assert len(pairings) == n * (n - 1) // 2 and tasks
+    tasks, _, meetings = ladder_tasks(config, tmp_path)
+    assert len(meetings) == math.comb(len(config.players), config.meeting_size()) and tasks
 
 
 def test_the_plot_labels_crowded_players_apart() -> None:
