@@ -50,7 +50,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from itertools import combinations
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -165,11 +165,10 @@ class Task:
     field_pairings: tuple[int, ...] = ()
 
     @property
-    def records_per_pair(self) -> int:
-        """Records one duplicate deck (or match) gives: two games, or a game per rotation and
-        a record per pair of players in each."""
-        k = len(self.field)
-        return k * len(self.field_pairings) if k else 2
+    def games(self) -> int:
+        """Games the task plays: two a duplicate deck (or match), or one a rotation of the
+        players at a free-for-all (each recorded once per pair of players)."""
+        return (len(self.field) or 2) * (self.pairs[1] - self.pairs[0])
 
 
 def _episode(task: Task, pair: int, table: Table) -> tuple[dict[str, Any], int | None, int]:
@@ -386,19 +385,18 @@ def run_tasks(
     """
     from tqdm import tqdm
 
-    results = [
-        journal.done[Journal.key(t)] for t in tasks if journal and Journal.key(t) in journal.done
-    ]
+    done = [t for t in tasks if journal and Journal.key(t) in journal.done]
+    results = [cast(Journal, journal).done[Journal.key(t)] for t in done]
     todo = [t for t in tasks if not journal or Journal.key(t) not in journal.done]
-    games = sum(t.records_per_pair * (t.pairs[1] - t.pairs[0]) for t in tasks)
-    bar = tqdm(total=games, unit="game", disable=not progress, dynamic_ncols=True)
-    bar.update(sum(len(r) for r in results))
+    bar = tqdm(total=sum(t.games for t in tasks), unit="game", disable=not progress,
+               dynamic_ncols=True)  # fmt: skip
+    bar.update(sum(t.games for t in done))
 
     def finished(task: Task, records: list[GameRecord]) -> None:
         results.append(records)
         if journal is not None:
             journal.write(task, records)
-        bar.update(len(records))
+        bar.update(task.games)
 
     try:
         if workers <= 1 and ray is None:

@@ -314,18 +314,13 @@ def run_ladder(
     tasks, journals, _ = ladder_tasks(config, out)
     todo = [t for t in tasks if Journal.key(t) not in journals.done]
     run_tasks(tasks, workers, progress, cast(Journal, journals))
-    return _result(config, tasks, journals, _games(todo))
+    return _result(config, tasks, journals, sum(t.games for t in todo))
 
 
 def ladder_result(config: LadderConfig, out: Path) -> LadderResult:
     """The ladder as far as ``out``'s journals hold it, playing nothing (a partial report)."""
     tasks, journals, _ = ladder_tasks(config, out)
     return _result(config, tasks, journals, 0)
-
-
-def _games(tasks: Sequence[Task]) -> int:
-    """Games the tasks play: two a deck, or one a rotation at a free-for-all."""
-    return sum((len(t.field) or 2) * (t.pairs[1] - t.pairs[0]) for t in tasks)
 
 
 def _result(
@@ -346,7 +341,9 @@ def _result(
         for elo in elo_table(labels, records):
             label = elo["player"]
             rows.append(LadderRow(label, elo["elo"], elo["elo_ci"], *field[label], elo["deals"]))
-    return LadderResult(rows, summaries, records, _games(done), played, len(done) == len(tasks))
+    return LadderResult(
+        rows, summaries, records, sum(t.games for t in done), played, len(done) == len(tasks)
+    )
 
 
 def field_points(

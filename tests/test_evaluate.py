@@ -174,11 +174,12 @@ def test_a_checkpoint_rewritten_in_place_is_loaded_again(tmp_path, monkeypatch):
     assert len(builds) == 2
 
 
-def test_a_trained_policy_plays_on_one_torch_thread() -> None:
+def test_a_trained_policy_plays_on_one_torch_thread(monkeypatch: pytest.MonkeyPatch) -> None:
     import torch
 
     from evaluation import players as evaluate
 
+    monkeypatch.setattr(evaluate, "_PLAYERS", {})  # built here, not read from an earlier test's
     threads = torch.get_num_threads()
     try:
         torch.set_num_threads(2)
