@@ -187,7 +187,7 @@ class LadderResult:
     records: list[GameRecord]  # one per game, or per game and pair of players in a free-for-all
     games: int  # games in the journals
     played: int  # of which this call played (the rest came from the journals)
-    complete: bool  # every pairing has all its deals
+    complete: bool  # every meeting has all its deals
 
 
 def _fingerprint(player: Any) -> str | None:
