@@ -31,7 +31,8 @@ Reported per pairing (player A against player B):
 - for a round-robin (three or more players, a free-for-all too), Elo ratings: a
   maximum-likelihood Bradley-Terry fit to all deal results (a draw counts half a win to each),
   on the Elo scale (400 points = 10:1 odds), centred on a mean of 1500, with 95% intervals
-  from the fit's Fisher information.
+  from the fit's Fisher information; at a free-for-all, where a pair's rotations of one deck
+  are not independent results, from refits to the decks drawn with replacement.
 
 Outputs in ``--out``: ``games.csv`` (one row per game; per game and pair of players in a
 free-for-all), ``summary.csv`` (one row per pairing), ``elo.csv`` (round-robin), ``field.csv``
@@ -57,7 +58,14 @@ from threadpoolctl import threadpool_limits
 
 from evaluation.players import PlayerSpec, check_seat, player_for
 from evaluation.records import GameRecord, write_text
-from evaluation.stats import FieldSummary, PairingSummary, elo_table, field_summaries, summarise
+from evaluation.stats import (
+    DECK_RESAMPLES,
+    FieldSummary,
+    PairingSummary,
+    elo_table,
+    field_summaries,
+    summarise,
+)
 from evaluation.workers import open_pool
 from scopa_env.cards import NUM_CARDS
 from scopa_env.engine import needs_redeal
@@ -479,7 +487,8 @@ def evaluate(
         identity = run_identity(players, deals, matches, seed, rules, chunk, table)
         log = Journal(journal, identity)
     records = run_tasks(tasks, workers, progress, log, ray)
-    return records, *summarise_pairings([s.label for s in specs], records)
+    resample = DECK_RESAMPLES if is_free_for_all(kind) else 0
+    return records, *summarise_pairings([s.label for s in specs], records, resample=resample)
 
 
 def run_identity(
@@ -506,15 +515,16 @@ def run_identity(
 
 
 def summarise_pairings(
-    labels: Sequence[str], records: Sequence[GameRecord], elo: bool = True
+    labels: Sequence[str], records: Sequence[GameRecord], elo: bool = True, resample: int = 0
 ) -> tuple[list[PairingSummary], list[dict[str, Any]]]:
     """One summary per pairing of ``labels`` and, for three or more (and ``elo``), the Elo
-    table; a pairing without games has an empty summary."""
+    table (``resample``: ``elo_table``'s ``resample_decks``); a pairing without games has an
+    empty summary."""
     summaries = []
     for pairing, (a, b) in enumerate(combinations(labels, 2)):
         games = [r for r in records if r.pairing == pairing]
         summaries.append(summarise(games, a, b))
     elo_rows: list[dict[str, Any]] = []
     if elo and len(labels) > 2:
-        elo_rows = elo_table(list(labels), list(records))
+        elo_rows = elo_table(list(labels), list(records), resample)
     return summaries, elo_rows

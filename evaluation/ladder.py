@@ -19,10 +19,12 @@ results gather every game its two players shared, whoever sat with them.
 
 The report (``ladder.md``, ``ladder.csv``, ``matrix.csv``, ``pairings.csv``, ``games.csv``,
 ``ladder.png``) ranks the players by Elo (``evaluation.stats.elo_table``, a Bradley-Terry fit to
-every deal of every pairing, with 95% intervals), with each player's points per deal against
-the field (the mean over opponents of its points minus theirs, per deck, then over decks with a
-95% interval) and CPU milliseconds a move over all its games; the matrix holds each pairing's
-points per deal; the plot shows Elo against CPU time a move on a log axis.
+every deal of every pairing, with 95% intervals: from the fit's information, or at a
+free-for-all, whose results share decks, from refits to resampled decks), with each player's
+points per deal against the field (the mean over opponents of its points minus theirs, per
+deck, then over decks with a 95% interval) and CPU milliseconds a move over all its games; the
+matrix holds each pairing's points per deal; the plot shows Elo against CPU time a move on a
+log axis.
 """
 
 from __future__ import annotations
@@ -60,7 +62,7 @@ from evaluation.harness import (
 from evaluation.players import PlayerSpec, check_seat, player_for
 from evaluation.records import GameRecord, atomic_path, write_csv, write_text
 from evaluation.report import _fmt
-from evaluation.stats import PairingSummary, elo_table, mean_ci, summarise
+from evaluation.stats import DECK_RESAMPLES, PairingSummary, elo_table, mean_ci, summarise
 from scopa_env.rules import Rules, describe_rules, resolve_rules
 from scopa_env.tables import resolve_table
 
@@ -338,7 +340,8 @@ def _result(
     rows = []
     if records:
         field = field_points(records, labels)
-        for elo in elo_table(labels, records):
+        resample = DECK_RESAMPLES if config.meeting_size() > 2 else 0
+        for elo in elo_table(labels, records, resample):
             label = elo["player"]
             rows.append(LadderRow(label, elo["elo"], elo["elo_ci"], *field[label], elo["deals"]))
     return LadderResult(
@@ -396,9 +399,10 @@ def markdown(result: LadderResult, header: dict[str, Any]) -> str:
     lines += [
         "",
         "Elo: Bradley-Terry fit to every deal of every pairing (at a free-for-all table, to "
-        "each pair of players in each game; a draw is half a win), mean 1500, ± 95% CI. Points "
-        "per deal vs field: the player's points minus its opponent's, averaged over its "
-        "opponents on each deck, then over decks ± 95% CI. CPU ms a move: over all its games.",
+        "each pair of players in each game; a draw is half a win), mean 1500, ± 95% CI (at a "
+        "free-for-all table, from refits to the decks drawn with replacement). Points per deal "
+        "vs field: the player's points minus its opponent's, averaged over its opponents on "
+        "each deck, then over decks ± 95% CI. CPU ms a move: over all its games.",
         "",
         "| player | Elo | points/deal vs field | CPU ms/move | deals |",
         "|---|---:|---:|---:|---:|",

@@ -15,6 +15,8 @@ from evaluation.records import GameRecord
 Z95 = NormalDist().inv_cdf(0.975)
 ELO_MEAN = 1500.0
 ELO_SCALE = 400.0 / math.log(10.0)
+#: Refits to resampled decks behind a free-for-all's Elo intervals (``elo_table``).
+DECK_RESAMPLES = 1000
 
 
 def mean_ci(values: Sequence[float] | np.ndarray) -> tuple[float, float]:
@@ -153,27 +155,44 @@ def _ms_per_move(records: Sequence[GameRecord], side: str) -> float:
     return 1000.0 * seconds / plays if plays else math.nan
 
 
-def elo_table(labels: Sequence[str], records: Sequence[GameRecord]) -> list[dict[str, Any]]:
-    """Bradley-Terry Elo from the deal results of a round-robin."""
+def elo_table(
+    labels: Sequence[str], records: Sequence[GameRecord], resample_decks: int = 0
+) -> list[dict[str, Any]]:
+    """Bradley-Terry Elo from the deal results of a round-robin.
+
+    The intervals come from the fit's Fisher information, which counts every result as
+    independent. Results that share a deck are not: in a free-for-all each pair of players
+    meets on a deck once per rotation (and, in a ladder, once per meeting with a third). With
+    ``resample_decks`` > 0 each interval is instead 1.96 standard deviations of the player's
+    Elo over that many fits to the decks drawn with replacement (seeded, so a report is
+    reproducible).
+    """
     index = {label: i for i, label in enumerate(labels)}
     n = len(labels)
-    scores, games = np.zeros((n, n)), np.zeros((n, n))
-    for r in records:
-        if r.kind != "deal":
-            continue
-        i, j = index[r.player_a], index[r.player_b]
+    deals = [r for r in records if r.kind == "deal"]
+    decks = {pair: k for k, pair in enumerate(sorted({r.pair for r in deals}))}
+    scores, games = np.zeros((len(decks), n, n)), np.zeros((len(decks), n, n))
+    for r in deals:
+        k, i, j = decks[r.pair], index[r.player_a], index[r.player_b]
         result = 1.0 if r.points_a > r.points_b else 0.5 if r.points_a == r.points_b else 0.0
-        scores[i, j] += result
-        scores[j, i] += 1.0 - result
-        games[i, j] += 1
-    elo, half = bradley_terry_elo(scores, games)
+        scores[k, i, j] += result
+        scores[k, j, i] += 1.0 - result
+        games[k, i, j] += 1
+    elo, half = bradley_terry_elo(scores.sum(axis=0), games.sum(axis=0))
+    if resample_decks and len(decks) > 1:
+        rng = np.random.default_rng(0)
+        draws = rng.multinomial(len(decks), np.full(len(decks), 1.0 / len(decks)), resample_decks)
+        fits = [bradley_terry_elo(np.tensordot(w, scores, 1), np.tensordot(w, games, 1))[0]
+                for w in draws]  # fmt: skip
+        half = Z95 * np.std(fits, axis=0, ddof=1)
+    total = games.sum(axis=0)
     order = np.argsort(-elo)
     return [
         {
             "player": labels[i],
             "elo": float(elo[i]),
             "elo_ci": float(half[i]),
-            "deals": int(games[i].sum() + games[:, i].sum()),
+            "deals": int(total[i].sum() + total[:, i].sum()),
         }
         for i in order
     ]

@@ -14,8 +14,10 @@ from evaluation.harness import duplicate_deck, evaluate, field_report
 from evaluation.players import PlayerSpec
 from evaluation.records import GameRecord
 from evaluation.stats import (
+    DECK_RESAMPLES,
     bradley_terry_elo,
     category_differences,
+    elo_table,
     field_summaries,
     mean_ci,
     summarise,
@@ -120,6 +122,39 @@ def test_bradley_terry_keeps_a_perfect_record_finite() -> None:
     elo, half = bradley_terry_elo(np.array([[0, 50], [0, 0]]), np.array([[0, 50], [0, 0]]))
     assert np.isfinite(elo).all() and np.isfinite(half).all()
     assert elo[0] > elo[1] + 400
+
+
+def test_elo_intervals_from_resampled_decks_see_through_repeated_results() -> None:
+    """Results counted twice (as a pair of players meets twice on each deck of a free-for-all
+    ladder) narrow the Fisher interval by about a factor of sqrt(2), as if the games were
+    twice as many; resampling the decks keeps the interval the decks warrant, and the
+    ratings are the same either way."""
+    rng = np.random.default_rng(3)
+    players = ("X", "Y", "Z")
+    strength = {"X": 1.0, "Y": 0.0, "Z": -1.0}
+    records = []
+    for deck in range(60):
+        for replica in range(3):
+            for a, b in ((0, 1), (0, 2), (1, 2)):
+                pa, pb = players[a], players[b]
+                lead = strength[pa] - strength[pb] + rng.normal(0, 3) + deck % 5 - 2
+                points = (5, 3) if lead > 0.5 else (3, 5) if lead < -0.5 else (4, 4)
+                records.append(GameRecord("deal", a + b, pa, pb, deck, replica, 0, *points, 1,
+                                          0.0, 0.0, 12, 12))  # fmt: skip
+    twice = records + records
+
+    def intervals(rows: list[dict]) -> dict[str, tuple[float, float]]:
+        return {row["player"]: (row["elo"], row["elo_ci"]) for row in rows}
+
+    fisher, fisher_twice = intervals(elo_table(players, records)), intervals(
+        elo_table(players, twice))  # fmt: skip
+    resampled = intervals(elo_table(players, records, resample_decks=DECK_RESAMPLES))
+    resampled_twice = intervals(elo_table(players, twice, resample_decks=DECK_RESAMPLES))
+    for player in players:
+        assert resampled[player][0] == fisher[player][0]
+        assert fisher_twice[player][1] == pytest.approx(fisher[player][1] / math.sqrt(2), rel=0.05)
+        assert resampled_twice[player][1] == pytest.approx(resampled[player][1], rel=0.05)
+    assert elo_table(players, records, resample_decks=DECK_RESAMPLES)[0]["player"] == "X"
 
 
 def test_player_specs_parse_options() -> None:

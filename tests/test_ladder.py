@@ -25,6 +25,7 @@ from evaluation.ladder import (
     run_ladder,
 )
 from evaluation.records import GameRecord, read_csv
+from evaluation.stats import DECK_RESAMPLES, elo_table
 from scopa_env.errors import ScopaError, UnknownPlayerError
 
 THREE = ["random", "greedy", "heuristic"]
@@ -52,6 +53,8 @@ def test_a_ladder_plays_every_pairing_and_writes_its_files(
         assert row.ms_per_move > 0 and not math.isnan(row.elo_ci)
     elos = [row.elo for row in result.rows]
     assert elos == sorted(elos, reverse=True) and sum(elos) == pytest.approx(1500 * 3)
+    fisher = {row["player"]: row["elo_ci"] for row in elo_table(THREE, result.records)}
+    assert all(row.elo_ci == fisher[row.player] for row in result.rows)  # two sides: the fit's
     assert len(list((out / PAIRINGS).glob("*.jsonl"))) == 3
     table = matrix(result)
     for a in THREE:
@@ -129,6 +132,13 @@ def test_a_free_for_all_ladder_plays_every_three_players_together(
         assert summary.deal_wins + summary.deal_draws + summary.deal_losses == len(games)
     table = matrix(result)
     assert all(table[a][b] == -table[b][a] for a in FOUR for b in FOUR if a != b)
+    # A pair's games on a deck are not independent results: the Elo intervals resample decks.
+    resampled = elo_table(FOUR, result.records, resample_decks=DECK_RESAMPLES)
+    fisher = {row["player"]: row["elo_ci"] for row in elo_table(FOUR, result.records)}
+    for row, expected in zip(result.rows, resampled, strict=True):
+        assert (row.player, row.elo, row.elo_ci) == (
+            expected["player"], expected["elo"], expected["elo_ci"])  # fmt: skip
+        assert row.elo_ci != fisher[row.player]
     assert run_ladder(_ladder(FOUR[::-1], table="scopa_3"), out).played == 0
 
 
