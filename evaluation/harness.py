@@ -51,7 +51,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from itertools import combinations
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -394,7 +394,7 @@ def run_tasks(
     from tqdm import tqdm
 
     done = [t for t in tasks if journal and Journal.key(t) in journal.done]
-    results = [cast(Journal, journal).done[Journal.key(t)] for t in done]
+    results = [journal.done[Journal.key(t)] for t in done] if journal else []
     todo = [t for t in tasks if not journal or Journal.key(t) not in journal.done]
     bar = tqdm(total=sum(t.games for t in tasks), unit="game", disable=not progress,
                dynamic_ncols=True)  # fmt: skip
