@@ -139,17 +139,17 @@ def test_elo_intervals_from_resampled_decks_see_through_repeated_results() -> No
                 pa, pb = players[a], players[b]
                 lead = strength[pa] - strength[pb] + rng.normal(0, 3) + deck % 5 - 2
                 points = (5, 3) if lead > 0.5 else (3, 5) if lead < -0.5 else (4, 4)
-                records.append(GameRecord("deal", a + b, pa, pb, deck, replica, 0, *points, 1,
-                                          0.0, 0.0, 12, 12))  # fmt: skip
+                game = (deck, replica, 0, *points, 1, 0.0, 0.0, 12, 12)
+                records.append(GameRecord("deal", a + b, pa, pb, *game))
     twice = records + records
 
-    def intervals(rows: list[dict]) -> dict[str, tuple[float, float]]:
+    def intervals(games: list[GameRecord], resample: int = 0) -> dict[str, tuple[float, float]]:
+        rows = elo_table(players, games, resample_decks=resample)
         return {row["player"]: (row["elo"], row["elo_ci"]) for row in rows}
 
-    fisher, fisher_twice = intervals(elo_table(players, records)), intervals(
-        elo_table(players, twice))  # fmt: skip
-    resampled = intervals(elo_table(players, records, resample_decks=DECK_RESAMPLES))
-    resampled_twice = intervals(elo_table(players, twice, resample_decks=DECK_RESAMPLES))
+    fisher, fisher_twice = intervals(records), intervals(twice)
+    resampled = intervals(records, DECK_RESAMPLES)
+    resampled_twice = intervals(twice, DECK_RESAMPLES)
     for player in players:
         assert resampled[player][0] == fisher[player][0]
         assert fisher_twice[player][1] == pytest.approx(fisher[player][1] / math.sqrt(2), rel=0.05)

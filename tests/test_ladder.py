@@ -125,8 +125,8 @@ def test_a_free_for_all_ladder_plays_every_three_players_together(
         assert row.deals == 3 * 2 * 2 * 3  # three opponents, each met in two meetings
     assert len(result.summaries) == 6
     for summary in result.summaries:  # a pair of players meets in two of the four meetings
-        games = [r for r in result.records if (r.player_a, r.player_b) == (
-            summary.player_a, summary.player_b)]  # fmt: skip
+        pair = (summary.player_a, summary.player_b)
+        games = [r for r in result.records if (r.player_a, r.player_b) == pair]
         assert len(games) == 2 * 2 * 3 and len({r.pairing for r in games}) == 1
         assert summary.deal_pairs == 2
         assert summary.deal_wins + summary.deal_draws + summary.deal_losses == len(games)
@@ -136,8 +136,9 @@ def test_a_free_for_all_ladder_plays_every_three_players_together(
     resampled = elo_table(FOUR, result.records, resample_decks=DECK_RESAMPLES)
     fisher = {row["player"]: row["elo_ci"] for row in elo_table(FOUR, result.records)}
     for row, expected in zip(result.rows, resampled, strict=True):
-        assert (row.player, row.elo, row.elo_ci) == (
-            expected["player"], expected["elo"], expected["elo_ci"])  # fmt: skip
+        assert (row.player, row.elo, row.elo_ci) == tuple(
+            expected[k] for k in ("player", "elo", "elo_ci")
+        )
         assert row.elo_ci != fisher[row.player]
     assert run_ladder(_ladder(FOUR[::-1], table="scopa_3"), out).played == 0
 
