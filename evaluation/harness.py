@@ -396,8 +396,8 @@ def run_tasks(
     done = [t for t in tasks if journal and Journal.key(t) in journal.done]
     results = [journal.done[Journal.key(t)] for t in done] if journal else []
     todo = [t for t in tasks if not journal or Journal.key(t) not in journal.done]
-    bar = tqdm(total=sum(t.games for t in tasks), unit="game", disable=not progress,
-               dynamic_ncols=True)  # fmt: skip
+    games = sum(t.games for t in tasks)
+    bar = tqdm(total=games, unit="game", disable=not progress, dynamic_ncols=True)
     bar.update(sum(t.games for t in done))
 
     def finished(task: Task, records: list[GameRecord]) -> None:

@@ -213,7 +213,7 @@ def _slug(label: str) -> str:
 class _Meeting:
     """Players who play one another's games: a pairing of two sides, or a free-for-all's field."""
 
-    players: tuple[PlayerSpec, ...]  # by label
+    players: tuple[PlayerSpec, ...]  # sorted by label
     identity: dict[str, Any]
     #: Free-for-all: the id of each pair of its players (``itertools.combinations`` order), the
     #: pairing its games' records belong to, whichever meeting played them.
@@ -501,16 +501,19 @@ def plot(result: LadderResult, path: Path, table: str = "scopa") -> None:
 
 def describe(config: LadderConfig) -> dict[str, Any]:
     """The lines of a report's header that say what was played."""
+    size = config.meeting_size()
+    per = (
+        "duplicate deal pairs per pairing"
+        if size == 2
+        else f"duplicate decks per meeting of {size}"
+    )
     return {
         "players": ", ".join(config.players),
         "table": config.table,
         "rules": describe_rules(config.resolved_rules()),
         "seed": config.seed,
-    } | (
-        {f"duplicate decks per meeting of {size}": config.deals}
-        if (size := config.meeting_size()) > 2
-        else {"duplicate deal pairs per pairing": config.deals}
-    )
+        per: config.deals,
+    }
 
 
 def write_ladder(out: Path, result: LadderResult, header: dict[str, Any]) -> str:

@@ -182,8 +182,8 @@ def elo_table(
     if resample_decks and len(decks) > 1:
         rng = np.random.default_rng(0)
         draws = rng.multinomial(len(decks), np.full(len(decks), 1.0 / len(decks)), resample_decks)
-        fits = [bradley_terry_elo(np.tensordot(w, scores, 1), np.tensordot(w, games, 1))[0]
-                for w in draws]  # fmt: skip
+        by_deck = np.stack([scores, games], axis=1)  # a draw of decks weighs these by its counts
+        fits = [bradley_terry_elo(*np.tensordot(w, by_deck, 1))[0] for w in draws]
         half = Z95 * np.std(fits, axis=0, ddof=1)
     total = games.sum(axis=0)
     order = np.argsort(-elo)
