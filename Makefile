@@ -27,11 +27,14 @@ $(STAMP): pyproject.toml constraints.txt Makefile | $(BIN)/python
 	$(BIN)/python -m pip install -c constraints.txt -e ".[$(EXTRAS)]"
 	touch $@
 
+# worksteal: a worker that runs out of tests takes some of the other's, so that a long test near
+# the end does not leave a core idle (pytest on a slow 2-core machine, 7 December 2026: 11 min
+# 56 s under the default distribution, 11 min 6 s with worksteal).
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
-	$(BIN)/pytest -n 2
+	$(BIN)/pytest -n 2 --dist worksteal
 	$(MAKE) test-lowest
 
 $(LOWEST)/.installed: | $(STAMP)
@@ -40,7 +43,7 @@ $(LOWEST)/.installed: | $(STAMP)
 
 test-lowest: $(LOWEST)/.installed
 	PYTHONPATH=$(LOWEST) $(BIN)/python -c 'import pettingzoo as p; assert p.__version__ == "$(PETTINGZOO_LOWEST)", p.__version__'
-	PYTHONPATH=$(LOWEST) $(BIN)/pytest -n 2 -p no:cacheprovider $(LOWEST_TESTS)
+	PYTHONPATH=$(LOWEST) $(BIN)/pytest -n 2 --dist worksteal -p no:cacheprovider $(LOWEST_TESTS)
 
 run: $(STAMP)
 	$(BIN)/scopa train --config configs/quick.yaml
