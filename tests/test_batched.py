@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from agents.random_agent import RandomAgent
 from scopa_env.batched import (
     DEAL_SCORE_FIELDS,
     BatchedScopa,
@@ -69,11 +70,6 @@ def assert_same(actual: np.ndarray, expected: np.ndarray) -> None:
     """``assert_array_equal`` at the cost of ``array_equal`` when they agree (every step)."""
     if not np.array_equal(actual, expected):
         np.testing.assert_array_equal(actual, expected)
-
-
-def random_legal(rng: np.random.Generator, masks: np.ndarray) -> np.ndarray:
-    """A uniformly random legal action per row: the legal action with the largest uniform draw."""
-    return np.where(masks.astype(bool), rng.random(masks.shape), -1.0).argmax(axis=1)
 
 
 def seat_of(agent: str) -> int:
@@ -135,6 +131,7 @@ def run_differential(
     )
     batch.reset()
     rng = np.random.default_rng(seed + 7)
+    player = RandomAgent(seed=seed + 7)  # one uniform legal action per game, in one call
     seen: Counter[str] = Counter()
     for _ in range(steps):
         games = np.arange(num_games)
@@ -150,7 +147,7 @@ def run_differential(
             assert_same(batch.obs[g], expected["observation"])
             assert_same(batch.mask[g], expected["action_mask"])
             seen["pick steps" if env.phase == "pick" else "play steps"] += 1
-        actions = random_legal(rng, batch.mask[games])
+        actions = player.act_batch(batch.obs[games], batch.mask[games])
         result = batch.step_games(games, actions) if subsets else batch.step(actions)
         for row, g in enumerate(games.tolist()):
             env = envs[g]
