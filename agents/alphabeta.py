@@ -65,7 +65,6 @@ from agents.inference import (
 from agents.seats import SeatView
 from agents.values import POINT, CardValues
 from scopa_env.engine import Deal, MaskMove
-from scopa_env.errors import PlayerError
 from scopa_env.info_state import InfoState
 from scopa_env.rules import Rules
 from scopa_env.scoring import score_piles
@@ -262,9 +261,6 @@ class AlphaBetaAgent(RuleAgent):
     """
 
     name = "alphabeta"
-    #: Whether it plays at tables of more than two seats (not its subclasses that follow a
-    #: two-player network).
-    every_table = True
 
     def __init__(
         self,
@@ -296,6 +292,8 @@ class AlphaBetaAgent(RuleAgent):
         self.endgame_plies = endgame_plies
         self.valuer = MoveValuer(self.rules, values)
         self.inference = infer  # not ``infer``: GuidedAgent keeps its own weight under that name
+        if infer and self.two_player_only is None:
+            self.two_player_only = "it reads the opponent's hand from its plays"
         self.candidates = candidates
         self.model = OpponentModel(self.rules, self.valuer, temperature, uniform, capture_bonus)
         self.new_deal_state()
@@ -323,14 +321,8 @@ class AlphaBetaAgent(RuleAgent):
         self.tracker = PlayTracker()
 
     def observe(self, info: InfoState) -> None:
-        if not self.inference:
-            return
-        if info.other_hands:
-            raise PlayerError(
-                f"{self.name} infers hidden cards at two-player Scopa only; this observation "
-                f"is of a table of {len(info.other_hands) + 1} seats"
-            )
-        self.tracker.observe(info)
+        if self.inference:
+            self.tracker.observe(info)
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         actions = []
@@ -342,11 +334,6 @@ class AlphaBetaAgent(RuleAgent):
 
     def choose_seen(self, vector: np.ndarray, info: InfoState, moves: list[MaskMove]) -> MaskMove:
         view = SeatView.from_info(info, np.asarray(vector, np.float32))
-        if view.table.players != 2 and not self.every_table:
-            raise PlayerError(
-                f"{self.name} plays two-player Scopa (its network's); this observation is of "
-                f"a table of {view.table.players} seats"
-            )
         totals = self.move_values(view, moves)
         last_play = info.is_last_play
         move_value = self.valuer.move_value

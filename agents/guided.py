@@ -282,7 +282,7 @@ class LineSearchAgent(AlphaBetaAgent, ABC):
     with the policy network's value head, ``agents.alphabeta_value`` with ``DealValue``.
     """
 
-    every_table = False
+    two_player_only = "its network reads two-player positions"
     #: The learnt value's share of a leaf's value (the rest the material balance).
     blend = 1.0
     #: Whether the opponent's replies are weighed by the network's policy (``LineTree``).
@@ -437,7 +437,6 @@ class GuidedAgent(LineSearchAgent):
     """
 
     name = "guided"
-    every_table = False
 
     def __init__(
         self,

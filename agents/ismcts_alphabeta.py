@@ -24,7 +24,6 @@ from agents.ismcts import DEFAULT_ITERATIONS, ISMCTSAgent
 from agents.seats import SeatView
 from agents.values import CardValues
 from scopa_env.engine import MaskMove
-from scopa_env.errors import PlayerError
 from scopa_env.info_state import InfoState
 from scopa_env.rules import Rules
 
@@ -41,7 +40,7 @@ class AlphaBetaISMCTSAgent(ISMCTSAgent):
     """
 
     name = "ismcts_alphabeta"
-    every_table = False
+    two_player_only = "its value network reads two-player deals"
 
     def __init__(
         self,
@@ -103,11 +102,6 @@ class AlphaBetaISMCTSAgent(ISMCTSAgent):
         return super().choose_seen(vector, info, moves)
 
     def search(self, view: SeatView, root_moves: list[MaskMove]) -> MaskMove:
-        if view.table.players != 2:
-            raise PlayerError(
-                f"{self.name} plays two-player Scopa (its value network's); this observation "
-                f"is of a table of {view.table.players} seats"
-            )
         self._view = view
         try:
             return super().search(view, root_moves)

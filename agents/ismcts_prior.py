@@ -23,9 +23,7 @@ from agents.ismcts import ISMCTSAgent
 from agents.policy import SHIPPED_POLICY
 from agents.values import CardValues
 from scopa_env.engine import MaskMove
-from scopa_env.errors import PlayerError
 from scopa_env.info_state import InfoState
-from scopa_env.observation import OBS_SIZE
 from scopa_env.rules import Rules
 
 
@@ -48,6 +46,7 @@ class PriorISMCTSAgent(ISMCTSAgent):
     """
 
     name = "ismcts_prior"
+    two_player_only = "its network reads two-player positions"
 
     def __init__(
         self,
@@ -89,13 +88,7 @@ class PriorISMCTSAgent(ISMCTSAgent):
         self._decision: tuple[InfoState, np.ndarray] | None = None
 
     def choose_seen(self, vector: np.ndarray, info: InfoState, moves: list[MaskMove]) -> MaskMove:
-        vector = np.asarray(vector, np.float32)
-        if vector.shape != (OBS_SIZE,):
-            raise PlayerError(
-                f"{self.name} follows a network of two-player Scopa; this observation has "
-                f"{vector.shape[-1]} values, not {OBS_SIZE}"
-            )
-        self._decision = (info, vector)
+        self._decision = (info, np.asarray(vector, np.float32))
         try:
             return super().choose_seen(vector, info, moves)
         finally:

@@ -24,8 +24,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
-
 from agents.alphabeta import AlphaBeta
 from agents.deal_value import SHIPPED, DealValue
 from agents.determinize import Determinizer
@@ -36,7 +34,6 @@ from agents.seats import SeatView
 from agents.values import POINT, CardValues
 from scopa_env.cards import NUM_CARDS
 from scopa_env.engine import Deal, MaskMove
-from scopa_env.errors import PlayerError
 from scopa_env.info_state import InfoState
 from scopa_env.rules import Rules
 
@@ -62,6 +59,7 @@ class ValueISMCTSAgent(ISMCTSAgent):
     """
 
     name = "ismcts_value"
+    two_player_only = "its value network reads two-player deals"
 
     def __init__(
         self,
@@ -123,14 +121,6 @@ class ValueISMCTSAgent(ISMCTSAgent):
         if not plays:
             return super().determinizer(view)
         return InferredDeterminizer(view, self.rules, self.model, plays, self.candidates, self.rng)
-
-    def choose_seen(self, vector: np.ndarray, info: InfoState, moves: list[MaskMove]) -> MaskMove:
-        if info.other_hands:  # only tables of more seats list the other hands
-            raise PlayerError(
-                f"{self.name} values two-player deals; this observation is of a table of "
-                f"{len(info.other_hands) + 1} seats"
-            )
-        return super().choose_seen(vector, info, moves)
 
     def search(self, view: SeatView, root_moves: list[MaskMove]) -> MaskMove:
         self._exact = AlphaBeta(self.rules, self.valuer) if self.exact_last_round else None

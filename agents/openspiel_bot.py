@@ -20,12 +20,11 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import Observation, check_action
+from agents.base import Observation, check_action, check_seats
 from agents.determinize import Determinizer
 from agents.seats import SeatView
 from scopa_env.actions import PICK_OFFSET
 from scopa_env.cards import cards_of
-from scopa_env.errors import PlayerError
 from scopa_env.rules import Rules, resolve_rules
 
 
@@ -41,6 +40,7 @@ class OpenSpielISMCTSAgent:
     """
 
     name = "openspiel-ismcts"
+    two_player_only = "its OpenSpiel game seats two players"
 
     def __init__(
         self,
@@ -102,11 +102,7 @@ class OpenSpielISMCTSAgent:
         if len(legal) == 1:
             return int(legal[0])
         view = SeatView.from_observation(observation["observation"])
-        if view.table.players != 2:
-            raise PlayerError(
-                f"{self.name} plays two-player Scopa only (its game is built for two seats); "
-                f"this observation is of a table of {view.table.players} seats"
-            )
+        check_seats(self, view.table.players)
         action = int(self.bot.step(self.state(view)))
         check_action(observation, action, self.rules)
         return action

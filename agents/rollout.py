@@ -161,7 +161,7 @@ class RolloutAgent(AlphaBetaAgent):
     """
 
     name = "rollout"
-    every_table = False
+    two_player_only = "its network reads two-player positions"
 
     def __init__(
         self,

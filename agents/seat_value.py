@@ -60,7 +60,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from agents.base import check_action
+from agents.base import check_action, check_seats
 from agents.inference import OpponentPlay, PlayTracker
 from agents.last_round import (
     GLOBAL_FEATURES,
@@ -77,7 +77,7 @@ from agents.seats import SeatView
 from scopa_env.captures import capture_table
 from scopa_env.cards import CAPTURE_VALUE
 from scopa_env.engine import Deal, MaskMove
-from scopa_env.errors import CheckpointError, PlayerError
+from scopa_env.errors import CheckpointError
 from scopa_env.info_state import InfoState
 from scopa_env.observation import OBS_SIZE
 from scopa_env.players import Observation
@@ -380,6 +380,7 @@ class SeatValueAgent:
     """
 
     name = "seat_value"
+    two_player_only = "its networks read two-player positions"
 
     def __init__(
         self,
@@ -434,11 +435,8 @@ class SeatValueAgent:
     ) -> np.ndarray:
         """``act_batch`` with each row's ``play_fields``."""
         observations = np.asarray(observations, np.float32)
-        if observations.shape[-1] != OBS_SIZE:
-            raise PlayerError(
-                f"seat_value plays two-player Scopa; this observation has {observations.shape[-1]} "
-                f"entries, not {OBS_SIZE}"
-            )
+        if observations.shape[-1] != OBS_SIZE:  # another layout: a table of more seats
+            check_seats(self, InfoState.from_observation(observations[0]).seats)
         actions = np.empty(len(masks), np.int64)
         rows: list[tuple[int, ...]] = []
         choices: list[tuple[int, list[int], int, Callable[[np.ndarray], np.ndarray]]] = []

@@ -66,7 +66,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from evaluation.players import PlayerSpec, check_seat
+    from agents.base import check_table
+    from evaluation.players import PlayerSpec
 
     rules = rules_from_args(args)
     table = resolve_table(args.table)
@@ -78,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
     def seated(text: str) -> Any:
         spec = PlayerSpec.parse(text)
         player = spec.build(rules, seed=args.seed)
-        check_seat(spec, player, table.name, rules)
+        check_table(player, table.name, rules, spec.label)
         return player
 
     opponent = seated(args.opponent)

@@ -56,7 +56,7 @@ from typing import Any, Literal
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from evaluation.players import PlayerSpec, check_seat, player_for
+from evaluation.players import PlayerSpec, player_for
 from evaluation.records import GameRecord, write_text
 from evaluation.stats import (
     DECK_RESAMPLES,
@@ -475,8 +475,10 @@ def evaluate(
             f"{table} is a free-for-all of {kind.players} players, one per seat: name "
             f"{kind.players} players, got {len(specs)}"
         )
+    from agents.base import check_table
+
     for spec in specs:  # every name, option and checkpoint is checked before anything is played
-        check_seat(spec, player_for(spec, rules), table, rules)
+        check_table(player_for(spec, rules), table, rules, spec.label)
     if ray is not None:  # before the journal: a failed command leaves nothing behind
         from evaluation.ray_backend import import_ray
 

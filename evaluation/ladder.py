@@ -59,7 +59,7 @@ from evaluation.harness import (
     make_tasks,
     run_tasks,
 )
-from evaluation.players import PlayerSpec, check_seat, player_for
+from evaluation.players import PlayerSpec, player_for
 from evaluation.records import GameRecord, atomic_path, write_csv, write_text
 from evaluation.report import _fmt
 from evaluation.stats import DECK_RESAMPLES, PairingSummary, elo_table, mean_ci, summarise
@@ -252,11 +252,13 @@ class _Journals:
 def _meetings(config: LadderConfig, rules: Rules) -> list[_Meeting]:
     """Every meeting of the config's players, each one's labels in sorted order (the order in
     the config changes no file); checks every player can be built and seated."""
+    from agents.base import check_table
+
     specs = [PlayerSpec.parse(p) for p in config.players]
     prints = {}
     for spec in specs:
         player = player_for(spec, rules)
-        check_seat(spec, player, config.table, rules)
+        check_table(player, config.table, rules, spec.label)
         prints[spec.label] = _fingerprint(player)
 
     def identity(players: tuple[PlayerSpec, ...]) -> dict[str, Any]:

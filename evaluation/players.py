@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from scopa_env.errors import PlayerError, TableError
+from scopa_env.errors import PlayerError
 from scopa_env.rules import Rules
 
 
@@ -73,31 +73,3 @@ def player_for(spec: PlayerSpec, rules: Rules) -> Any:
 
             torch.set_num_threads(1)
     return _PLAYERS[key]
-
-
-def check_seat(spec: PlayerSpec, player: Any, table: str, rules: Rules) -> None:
-    """Refuse a learned player whose network reads another table's observations.
-
-    A checkpoint trained for two-player Scopa observes a vector of another length than
-    Scopone's; ``TableError`` names both, rather than a shape error deep in torch.
-    """
-    from scopa_env.environments import make_aec
-
-    model = getattr(player, "model", None)
-    trained = getattr(getattr(model, "policy", None), "table", None)  # CardPolicy records it
-    if trained is not None and trained != table:
-        raise TableError(
-            f"player {spec.label!r} was trained for the {trained!r} table, not {table!r}: "
-            "play it at the table it was trained for"
-        )
-    space = getattr(model, "observation_space", None)
-    if space is None:
-        return
-    wanted = getattr(space, "spaces", {}).get("observation", space).shape
-    env = make_aec(table, rules=rules)
-    given = env.observation_space(env.possible_agents[0])["observation"].shape
-    if wanted != given:
-        raise TableError(
-            f"player {spec.label!r} reads observations of shape {wanted}, but the {table!r} "
-            f"table gives {given}: play it at the table it was trained for"
-        )

@@ -73,6 +73,11 @@ class InfoState:
         return decode(obs)
 
     @property
+    def seats(self) -> int:
+        """The players at the table: two where ``other_hands`` is empty."""
+        return len(self.other_hands) + 1 if self.other_hands else 2
+
+    @property
     def cards_to_play(self) -> int:
         """The cards everyone has still to play this deal, mine (a pending card too) included."""
         others = sum(self.other_hands) if self.other_hands else self.opp_hand_size

@@ -9,6 +9,7 @@ import pytest
 from conftest import encode_deal, observe_deal
 
 from agents import (
+    AGENTS,
     GreedyAgent,
     HeuristicAgent,
     ISMCTSAgent,
@@ -16,17 +17,20 @@ from agents import (
     RandomAgent,
     make_agent,
 )
+from agents.base import check_table
 from agents.determinize import Determinizer
 from agents.greedy import MoveValuer
 from agents.ismcts import side_rewards
+from agents.policy import SHIPPED_CHECKPOINTS
 from agents.seats import SeatView
 from agents.values import CardValues, napola_gain, napola_swing, sure_points
+from evaluation.players import PlayerSpec
 from scopa_env import scopa_v0
 from scopa_env.captures import consistent_sets
 from scopa_env.cards import card_name, cards_of, mask_of, parse_card, parse_cards
 from scopa_env.engine import Deal, Move
 from scopa_env.environments import make_aec
-from scopa_env.errors import CheckpointError, PlayerError
+from scopa_env.errors import CheckpointError, PlayerError, TableError
 from scopa_env.info_state import InfoState
 from scopa_env.observation import encode
 from scopa_env.rules import PRESETS, Rules
@@ -644,6 +648,47 @@ def test_every_player_plays_only_legal_actions_at_every_table(table: str, name: 
             picks += action >= 40
             env.step(action)
         assert env.deal.is_over
+
+
+#: The tables each player can sit at: every one, its network's, or two-player Scopa's alone.
+EVERY_TABLE = ("random", "greedy", "heuristic", "ismcts", "alphabeta", "last_round:base=greedy")
+NETWORK_TABLE = {name: name.removeprefix("pretrained_") for name in SHIPPED_CHECKPOINTS} | {
+    "pretrained_v4": "scopa",
+    "pretrained_v5": "scopa",
+}
+
+
+@pytest.mark.parametrize(
+    "name", sorted({*AGENTS, *SHIPPED_CHECKPOINTS, *EVERY_TABLE, "alphabeta:infer=True"})
+)
+def test_a_player_is_seated_exactly_where_it_plays(name: str) -> None:
+    """``check_table``, which every command runs before it writes or plays anything, admits a
+    player at the tables it plays (it makes a legal move there) and refuses it, naming it, at
+    the others; a player refused for playing two-player Scopa only also refuses the move."""
+    rules = Rules()
+    player = PlayerSpec.parse(name).build(rules, seed=0)
+    seated = []
+    for table in TABLES:
+        env = make_aec(table, rules=rules, episode="deal")
+        env.reset(seed=1)
+        observation = env.observe(env.agent_selection)
+        if hasattr(player, "show"):  # the oracle is shown the true deal, as the harness does
+            player.show(env.deal)
+        try:
+            check_table(player, table, rules, name)
+        except (PlayerError, TableError) as refusal:
+            assert str(refusal).startswith(name), refusal
+            if getattr(player, "two_player_only", None) is not None:
+                seats = f"this table has {TABLES[table].players} seats"
+                with pytest.raises(PlayerError, match=f"plays two-player Scopa only.*{seats}"):
+                    player.act(observation)
+            continue
+        seated.append(table)
+        assert observation["action_mask"][player.act(observation)], (name, table)
+    if name in EVERY_TABLE:
+        assert seated == list(TABLES)
+    else:
+        assert seated == [NETWORK_TABLE.get(name, "scopa")]
 
 
 def seat_position(table: str, hands: list[str], on_table: str, **kwargs) -> Deal:

@@ -286,6 +286,21 @@ CLI_CASES: list[tuple[str, Callable[[Path], list[str]], str]] = [
         lambda d: ["eval", _two_seat_checkpoint(), "random", "--table", "scopone"],
         "scopone",
     ),  # fmt: skip
+    (
+        "two-player search",
+        lambda d: ["eval", "alphabeta_value", "random", "--table", "scopa_4"],
+        "alphabeta_value plays two-player Scopa only",
+    ),  # fmt: skip
+    (
+        "two-player option",
+        lambda d: ["eval", "alphabeta:infer=True", "greedy", "random", "--table", "scopa_3"],
+        "alphabeta:infer=True plays two-player Scopa only",
+    ),  # fmt: skip
+    (
+        "base player's table",
+        lambda d: ["eval", "last_round", "random", "--table", "scopone"],
+        "last_round's base player was trained for the 'scopa' table",
+    ),  # fmt: skip
     ("chunk", lambda d: ["eval", "greedy", "random", "--chunk", "-1"], "-1"),
     ("workers", lambda d: ["eval", "greedy", "random", "--workers", "0"], "'0'"),
     ("nothing to play", lambda d: ["eval", "greedy", "random", "--deals", "0"], "0"),
@@ -303,6 +318,11 @@ CLI_CASES: list[tuple[str, Callable[[Path], list[str]], str]] = [
         "capture_sum=15",
     ),  # fmt: skip
     ("opponent", lambda d: ["play", "--opponent", "nobody"], "nobody"),
+    (
+        "partner's table",
+        lambda d: ["play", "--table", "scopa_4", "--partner", "pretrained"],
+        "pretrained plays two-player Scopa only",
+    ),  # fmt: skip
     ("demo seed", lambda d: ["demo", "--seed", "-1"], "-1"),
     ("bench rules", lambda d: ["bench", "--rules", "nope"], "nope"),
     ("bench repeats", lambda d: ["bench", "--repeats", "0"], "'0'"),
@@ -311,6 +331,38 @@ CLI_CASES: list[tuple[str, Callable[[Path], list[str]], str]] = [
         "override",
         lambda d: ["train", "--config", str(ROOT / "configs/quick.yaml"), "n_envs=[1"],
         "[1",
+    ),  # fmt: skip
+    (
+        "teacher's table",
+        lambda d: [
+            "train",
+            "--config",
+            str(ROOT / "configs/dagger_seat_value.yaml"),
+            "table=scopa_6",
+        ],
+        "warm_start.rollin=seat_value plays two-player Scopa only",
+    ),  # fmt: skip
+    (
+        "collected teacher's table",
+        lambda d: [
+            "train",
+            "--config",
+            str(ROOT / "configs/expert_iteration_alphabeta_value.yaml"),
+            "--collect-only",
+            "table=scopa_4",
+        ],
+        "warm_start.teacher=alphabeta_value plays two-player Scopa only",
+    ),  # fmt: skip
+    (
+        "rllib opponent's table",
+        lambda d: [
+            "train",
+            "--config",
+            str(ROOT / "configs/rllib_quick.yaml"),
+            "table=scopone",
+            "opponents=[snapshot, seat_search]",
+        ],
+        "opponent seat_search plays two-player Scopa only",
     ),  # fmt: skip
     (
         "override key",

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from agents import make_agent
+from agents.base import check_table
 from agents.policy import SHIPPED_CHECKPOINTS
-from evaluation.players import PlayerSpec, check_seat
 from scopa_env.environments import make_aec
 from scopa_env.errors import TableError
 from scopa_env.rules import Rules
@@ -60,13 +60,13 @@ def test_it_plays_every_card_of_its_seats(table: str) -> None:
 @pytest.mark.parametrize("table", sorted(NETWORKS))
 def test_it_is_refused_at_another_table(table: str) -> None:
     name = NETWORKS[table][0]
-    spec, player = PlayerSpec.parse(name), make_agent(name)
+    player = make_agent(name)
     assert player.model.policy.table == table
-    check_seat(spec, player, table, Rules.preset("scopa"))
+    check_table(player, table, Rules.preset("scopa"), name)
     for other in TABLES:
         if other != table:
             with pytest.raises(TableError, match=rf"'{table}' table, not '{other}'"):
-                check_seat(spec, player, other, Rules.preset("scopa"))
+                check_table(player, other, Rules.preset("scopa"), name)
 
 
 def test_every_shipped_policy_network_is_its_own() -> None:

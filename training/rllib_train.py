@@ -448,6 +448,19 @@ def latest_rllib_checkpoint(run_dir: Path) -> Path:
     return checkpoint
 
 
+def check_opponents_seated(config: RLlibRunConfig) -> None:
+    """Refuse an opponent of the pool that cannot play the run's table (one that plays
+    two-player Scopa only), before Ray starts or a file is written: its module would fail in
+    an env runner at its first decision."""
+    from agents import make_agent
+    from agents.base import check_table
+    from scopa_env.rules import Rules
+
+    for name in config.opponents:
+        if name != SNAPSHOT:
+            check_table(make_agent(name), config.table, Rules(), f"opponent {name}")
+
+
 def train_rllib(config: RLlibRunConfig, run_dir: Path | None = None, resume: bool = False) -> str:
     """Train as ``config`` says; returns the summary the command prints.
 
@@ -465,6 +478,7 @@ def train_rllib(config: RLlibRunConfig, run_dir: Path | None = None, resume: boo
     from training.config import ConfigError
 
     run_dir = Path(run_dir or f"runs/{config.name}-{time.strftime('%Y%m%d-%H%M%S')}")
+    check_opponents_seated(config)
     if resume:
         check_rllib_resume(load_rllib_config(run_dir / "config.yaml", []), config)
         checkpoint: Path | None = latest_rllib_checkpoint(run_dir)

@@ -77,6 +77,7 @@ def train(
         tasks_read = _saved_tasks(run_dir) > 0 and latest_checkpoint(run_dir) is None
         check_resume(load_config(run_dir / "config.yaml"), config, tasks_saved=tasks_read)
     config.check_export()
+    check_seated(config)
     if not resume:
         _refuse_existing(run_dir)
     live: dict[str, Any] = {}
@@ -107,6 +108,7 @@ def collect_decisions(config: TrainConfig, run_dir: Path | str, resume: bool = F
         check_resume(load_config(run_dir / "config.yaml"), config, tasks_saved=True)
     else:
         _refuse_existing(run_dir)
+    check_seated(config)
     from training.warm_start import collect_in_tasks
 
     with folder_lock(run_dir):
@@ -123,6 +125,23 @@ def collect_decisions(config: TrainConfig, run_dir: Path | str, resume: bool = F
             cfg.ray,
         )
     return len(data.actions)
+
+
+def check_seated(config: TrainConfig) -> None:
+    """Refuse a warm start's teacher or roll-in player that cannot play the run's table (one
+    that plays two-player Scopa only, or a network of another table), before anything is
+    written: it would otherwise fail at its first decision, in a run folder left behind."""
+    from agents import make_agent
+    from agents.base import check_table
+
+    cfg, rules = config.warm_start, config.resolved_rules()
+    players = {"warm_start.rollin": (cfg.rollin, cfg.rollin_options)}
+    if cfg.init_from is None:  # with init_from the teacher only names who taught the clone
+        players["warm_start.teacher"] = (cfg.teacher, cfg.teacher_options)
+    for key, (name, options) in players.items():
+        if name is not None:
+            player = make_agent(name, rules=rules, **options)
+            check_table(player, config.table, rules, f"{key}={name}")
 
 
 def _refuse_existing(run_dir: Path) -> None:
