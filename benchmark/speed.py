@@ -56,6 +56,7 @@ from typing import Any
 import numpy as np
 
 from evaluation.records import library_versions
+from scopa_env.errors import TableError
 from scopa_env.rules import resolve_rules
 
 BATCH_SIZES = (1, 4, 16, 64, 256, 1024, 2048, 4096, 8192, 16384)
@@ -531,7 +532,7 @@ def benchmark(
         tables = tuple(name for name in TABLES if name != "scopa")
     unknown = sorted(set(tables) - set(TABLES))
     if unknown:
-        raise ValueError(f"unknown tables {unknown}; choose from {sorted(TABLES)}")
+        raise TableError(f"unknown tables {unknown}; choose from {sorted(TABLES)}")
     tables = tuple(name for name in tables if name != "scopa")
 
     cpu = _pin_one_core() if pin else None

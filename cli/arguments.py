@@ -41,3 +41,16 @@ def positive_float(text: str) -> float:
     if not value > 0 or value == float("inf"):
         raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}")
     return value
+
+
+def table_names(text: str) -> tuple[str, ...]:
+    """Comma-separated names of registered tables (``scopa_env.tables``)."""
+    from scopa_env.tables import TABLES
+
+    names = tuple(text.split(","))
+    unknown = [name for name in names if name not in TABLES]
+    if unknown:
+        raise argparse.ArgumentTypeError(
+            f"unknown table(s) {', '.join(unknown)}; choose from {', '.join(TABLES)}"
+        )
+    return names

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 from benchmark.speed import BATCH_SIZES, QUICK_BATCH_SIZES, VECTOR_ENV_MAX, benchmark, markdown
-from cli.arguments import non_negative_int, positive_float, positive_int
+from cli.arguments import non_negative_int, positive_float, positive_int, table_names
 from evaluation.records import write_text
 from scopa_env.rules import PRESETS
 
@@ -36,7 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--rules", default="scopa", choices=sorted(PRESETS), help="rules preset for our engines"
     )
     parser.add_argument(
-        "--tables", type=lambda s: tuple(s.split(",")), default=None,
+        "--tables", type=table_names, default=None,
         help="comma-separated tables measured beside two-player Scopa (default every table)",
     )  # fmt: skip
     parser.add_argument("--no-pin", action="store_true", help="do not pin to one CPU core")

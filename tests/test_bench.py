@@ -9,6 +9,7 @@ import pytest
 
 from benchmark.speed import AEC_TABLES, table_case
 from cli import main as cli
+from scopa_env.errors import TableError
 from scopa_env.tables import TABLES
 
 
@@ -54,13 +55,22 @@ def test_bench_writes_json_and_markdown(tmp_path: Path) -> None:
         assert f"| {name} | {row['best_batch_size']} |" in table
 
 
-def test_bench_measures_the_tables_asked_for(tmp_path: Path) -> None:
-    from benchmark.speed import table_sizes
+def test_bench_measures_the_tables_asked_for(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from benchmark.speed import benchmark, table_sizes
 
     assert table_sizes((1, 64, 1024, 4096)) == (1024, 4096)
     assert table_sizes((1, 16)) == (16,)
-    with pytest.raises(ValueError, match="unknown tables"):
-        cli.main(["bench", "--tables", "scopa_5", "--no-pin", "--out", str(tmp_path)])
+    with pytest.raises(SystemExit) as stop:  # argparse's refusal: one line, no traceback
+        cli.main(["bench", "--tables", "scopa_4,scopa_5", "--no-pin", "--out", str(tmp_path)])
+    assert stop.value.code == 2
+    assert "argument --tables: unknown table(s) scopa_5; choose from scopa," in (
+        capsys.readouterr().err
+    )
+    assert not any(tmp_path.iterdir())
+    with pytest.raises(TableError, match=r"unknown tables \['scopa_5'\]"):
+        benchmark(tables=("scopa_5",))
 
 
 def test_the_vector_env_runs_at_the_largest_size_up_to_4096_or_at_4096() -> None:
