@@ -15,27 +15,12 @@ import numpy as np
 
 from scopa_env.cards import card_name
 from scopa_env.engine import MaskMove
-from scopa_env.errors import PlayerError, TableError
+from scopa_env.errors import TableError
 from scopa_env.info_state import InfoState
-from scopa_env.players import Observation
+from scopa_env.players import Observation, check_seats
 from scopa_env.players import Player as Agent
 from scopa_env.rules import Rules, resolve_rules
 from scopa_env.tables import resolve_table
-
-
-def check_seats(player: Any, seats: int, label: str | None = None) -> None:
-    """Refuse a player that plays two-player Scopa only at a table of ``seats`` seats.
-
-    Such a player says why in ``two_player_only`` (its network reads two-player positions, say);
-    a player without it plays every table. Players check each decision with it, and
-    ``check_table`` before a command writes or plays anything.
-    """
-    why = getattr(player, "two_player_only", None)
-    if why is not None and seats != 2:
-        raise PlayerError(
-            f"{label or player.name} plays two-player Scopa only ({why}); this table has "
-            f"{seats} seats"
-        )
 
 
 def check_table(player: Any, table: str, rules: Rules, label: str | None = None) -> None:

@@ -20,11 +20,12 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import Observation, check_action, check_seats
+from agents.base import Observation, check_action
 from agents.determinize import Determinizer
 from agents.seats import SeatView
 from scopa_env.actions import PICK_OFFSET
 from scopa_env.cards import cards_of
+from scopa_env.players import check_seats
 from scopa_env.rules import Rules, resolve_rules
 
 

@@ -60,7 +60,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from agents.base import check_action, check_seats
+from agents.base import check_action
 from agents.inference import OpponentPlay, PlayTracker
 from agents.last_round import (
     GLOBAL_FEATURES,
@@ -80,7 +80,7 @@ from scopa_env.engine import Deal, MaskMove
 from scopa_env.errors import CheckpointError
 from scopa_env.info_state import InfoState
 from scopa_env.observation import OBS_SIZE
-from scopa_env.players import Observation
+from scopa_env.players import Observation, check_seats
 from scopa_env.rules import Rules, resolve_rules
 
 SEAT_FEATURES = 92

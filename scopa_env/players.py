@@ -2,6 +2,7 @@
 
 A player maps an environment's observation dict (``"observation"``, ``"action_mask"``) to a
 legal action; players that oppose a whole batch also have ``act_batch(observations, masks)``.
+A player that can play two-player Scopa only says why in ``two_player_only`` (``check_seats``).
 The game knows no player itself: ``make_player`` asks the packages that declare players under
 the ``scopa_env.players`` entry-point group (this project's ``agents`` package does, in
 ``pyproject.toml``), so ``ScopaSingleAgentEnv(opponent="greedy")`` works without the game
@@ -20,7 +21,14 @@ import numpy as np
 from scopa_env.errors import PlayerError, UnknownPlayerError
 
 Observation = Mapping[str, np.ndarray]
-__all__ = ["ENTRY_POINT_GROUP", "Player", "PlayerError", "UnknownPlayerError", "make_player"]
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "Player",
+    "PlayerError",
+    "UnknownPlayerError",
+    "check_seats",
+    "make_player",
+]
 
 #: The entry-point group of player factories: ``factory(name, **options) -> Player``.
 ENTRY_POINT_GROUP = "scopa_env.players"
@@ -33,6 +41,23 @@ class Player(Protocol):
     def act(self, observation: Observation) -> int:
         """A legal action for this observation dict."""
         ...
+
+
+def check_seats(player: object, seats: int, label: str | None = None) -> None:
+    """Refuse a player that plays two-player Scopa only at a table of ``seats`` seats.
+
+    Such a player (or the owner of a bound ``act``) says why in ``two_player_only``, a string
+    (its network reads two-player positions, say); a player without it plays every table. The
+    players check each decision with it, and the commands and environments that seat a player
+    check it before they write or play anything.
+    """
+    owner = getattr(player, "__self__", player)
+    why = getattr(owner, "two_player_only", None)
+    if why is not None and seats != 2:
+        name = label or getattr(owner, "name", type(owner).__name__)
+        raise PlayerError(
+            f"{name} plays two-player Scopa only ({why}); this table has {seats} seats"
+        )
 
 
 @cache

@@ -33,13 +33,13 @@ from gymnasium import spaces
 
 from scopa_env.actions import NUM_ACTIONS
 from scopa_env.errors import EnvironmentArgumentError, PlayerError
-from scopa_env.players import Observation, Player, make_player
+from scopa_env.players import Observation, Player, check_seats, make_player
 from scopa_env.rules import Rules
 from scopa_env.scopa_v0 import IllegalActionError, raw_env
 from scopa_env.seeds import check_seed
 from scopa_env.tables import Table
 
-__all__ = ["ScopaSingleAgentEnv", "check_opponent_rules"]
+__all__ = ["ScopaSingleAgentEnv", "check_opponent"]
 
 ObsDict = dict[str, np.ndarray]
 OpponentLike = Player | Callable[[Observation], int] | str | None
@@ -47,13 +47,16 @@ SEATS = ("alternate", "random")
 ILLEGAL_ACTIONS = ("lose", "raise")
 
 
-def check_opponent_rules(opponent: object, rules: Rules) -> None:
-    """Raise ``ValueError`` if a player object was built for other rules than the environment's.
+def check_opponent(opponent: object, rules: Rules, table: Table) -> None:
+    """Raise ``PlayerError`` (a ``ValueError``) for an opponent built for other rules than the
+    environment's, or one that plays two-player Scopa only at a table of more seats
+    (``scopa_env.players.check_seats``).
 
     A player keeps the rules it was built with (its ``rules`` attribute, also read through a
     bound method such as ``agent.act``); with the defaults in a variant it would value cards as
     in the default game. The target is left out: players read it from the observation.
     """
+    check_seats(opponent, table.players)
     owner = getattr(opponent, "__self__", opponent)
     theirs = getattr(owner, "rules", None)
     if isinstance(theirs, Rules) and dataclasses.replace(theirs, target=rules.target) != rules:
@@ -64,7 +67,7 @@ def check_opponent_rules(opponent: object, rules: Rules) -> None:
 
 
 def _resolve_opponent(
-    opponent: OpponentLike, rules: Rules
+    opponent: OpponentLike, rules: Rules, table: Table
 ) -> tuple[Callable[[ObsDict], int] | None, Callable[..., Any] | None]:
     """The opponent's move function and its optional ``reset(seed=...)``.
 
@@ -75,7 +78,7 @@ def _resolve_opponent(
         return None, None
     if isinstance(opponent, str):
         opponent = make_player(opponent, rules=rules)
-    check_opponent_rules(opponent, rules)
+    check_opponent(opponent, rules, table)
     reset = getattr(opponent, "reset", None)
     reset = reset if callable(reset) else None
     act = getattr(opponent, "act", None)
@@ -153,7 +156,9 @@ class ScopaSingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
         self.illegal_action = illegal_action
         self.illegal_reward = float(illegal_reward)
         self.render_mode = render_mode
-        self._opponent, self._opponent_reset = _resolve_opponent(opponent, self.aec.rules)
+        self._opponent, self._opponent_reset = _resolve_opponent(
+            opponent, self.aec.rules, self.table
+        )
         space = self.aec.observation_space("player_0")
         assert isinstance(space, spaces.Dict)
         self.observation_space = space["observation"]

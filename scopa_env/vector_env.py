@@ -62,7 +62,7 @@ from scopa_env.errors import EnvironmentArgumentError, PlayerError
 from scopa_env.players import make_player
 from scopa_env.rules import Rules, resolve_rules
 from scopa_env.seeds import check_seed
-from scopa_env.single_agent import check_opponent_rules
+from scopa_env.single_agent import check_opponent
 from scopa_env.tables import Table, resolve_table
 
 __all__ = ["BatchOptions", "LearnerBatch", "ScopaVecEnv", "ScopaVectorEnv", "sb3_opponent"]
@@ -101,7 +101,7 @@ def sb3_opponent(model: Any, deterministic: bool = False) -> BatchOpponent:
 
 
 def _resolve_opponent(
-    opponent: OpponentLike, rules: Rules, seed: int | None
+    opponent: OpponentLike, rules: Rules, table: Table, seed: int | None
 ) -> GameOpponent | None:
     """The move function ``(games, obs, masks) -> actions``, or ``None`` for the engine's own
     random player."""
@@ -109,7 +109,7 @@ def _resolve_opponent(
         return None
     if isinstance(opponent, str):
         opponent = make_player(opponent, rules=rules, seed=seed)
-    check_opponent_rules(opponent, rules)
+    check_opponent(opponent, rules, table)
     act_games = getattr(opponent, "act_games", None)
     if callable(act_games):
         return act_games
@@ -161,7 +161,7 @@ class LearnerBatch:
             num_envs, self.rules, table=self.table, episode=episode, reward=reward, seed=seed
         )
         self.num_envs = num_envs
-        self.opponent = _resolve_opponent(opponent, self.rules, seed)
+        self.opponent = _resolve_opponent(opponent, self.rules, self.table, seed)
         self.rng = self._opponent_rng(seed)
         self.seat = self._initial_seats()
         self.final_obs = np.zeros((num_envs, self.engine.obs_size), np.float32)

@@ -122,6 +122,18 @@ GAME_CASES: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
     ("single opponent", lambda: ScopaSingleAgentEnv(opponent=42), PlayerError, "42"),
     ("vector seat", lambda: ScopaVecEnv(4, seat=3), EnvironmentArgumentError, "3"),
     ("vector opponent", lambda: ScopaVectorEnv(4, opponent=42), PlayerError, "42"),
+    (
+        "single opponent's table",
+        lambda: ScopaSingleAgentEnv(opponent="alphabeta_value", table="scopa_4"),
+        PlayerError,
+        "alphabeta_value plays two-player Scopa only",
+    ),  # fmt: skip
+    (
+        "vector opponent's table",
+        lambda: ScopaVectorEnv(4, table="scopa_6", opponent=make_agent("seat_value").act_batch),
+        PlayerError,
+        "seat_value plays two-player Scopa only",
+    ),  # fmt: skip
     ("batched games", lambda: BatchedScopa(2.5), EnvironmentArgumentError, "2.5"),
     ("batched bool games", lambda: BatchedScopa(True), EnvironmentArgumentError, "True"),
     ("batched episode", lambda: BatchedScopa(2, episode="hand"), EnvironmentArgumentError, "hand"),
