@@ -46,10 +46,9 @@ def check_table(player: Any, table: str, rules: Rules, label: str | None = None)
             f"{label} was trained for the {trained!r} table, not {kind.name!r}: "
             "play it at the table it was trained for"
         )
-    space = getattr(model, "observation_space", None)
-    if space is None:
+    wanted = getattr(player, "observation_shape", None)  # a network's, SB3's or RLlib's
+    if wanted is None:
         return
-    wanted = getattr(space, "spaces", {}).get("observation", space).shape
     env = make_aec(kind.name, rules=rules)
     given = env.observation_space(env.possible_agents[0])["observation"].shape
     if wanted != given:

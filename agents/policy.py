@@ -95,6 +95,13 @@ class PolicyAgent:
             self._dict_keys = tuple(spaces)
         self.reset(seed)
 
+    @property
+    def observation_shape(self) -> tuple[int, ...]:
+        """The shape of the observation vector the network reads (``check_table`` compares
+        it with a table's)."""
+        space = self.model.observation_space
+        return tuple(getattr(space, "spaces", {}).get("observation", space).shape)
+
     def reset(self, seed: int | None = None) -> None:
         # A deterministic policy draws nothing; sampling seeds torch's (global) generator.
         if seed is not None and not self.deterministic:

@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -42,6 +42,13 @@ class RLlibAgent:
         self.module = cast("TorchRLModule", RLModule.from_checkpoint(folder))  # torch modules
         self.module.eval()
         self.torch = torch
+
+    @property
+    def observation_shape(self) -> tuple[int, ...]:
+        """The shape of the observation vector the module reads (``check_table`` compares it
+        with a table's)."""
+        space = cast("Any", self.module.observation_space)  # a Dict of the mask and vector
+        return tuple(space["observations"].shape)
 
     def act(self, observation: Observation) -> int:
         torch = self.torch

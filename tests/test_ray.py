@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 
 from evaluation.harness import JOURNAL, evaluate
+from scopa_env.errors import TableError
 from training.config import validate
 
 pytestmark = pytest.mark.slow
@@ -488,6 +489,11 @@ def test_a_tiny_rllib_run_with_two_env_runners_on_two_nodes_loads_into_the_harne
     player = make_agent(f"rllib:{checkpoint}")
     records, summaries, _ = evaluate([str(checkpoint), "random"], deals=2)
     assert len(records) == 4 and summaries[0].player_a == str(checkpoint)
+    journal = tmp_path / "journal.jsonl"  # at another table: refused before the journal
+    shapes = r"reads observations of shape \(373,\), but the 'scopa_4' table gives \(546,\)"
+    with pytest.raises(TableError, match=shapes):
+        evaluate([str(checkpoint), "random"], deals=2, table="scopa_4", journal=journal)
+    assert not journal.exists()
     shape = player.module.observation_space["observations"].shape
     obs = {"observation": np.zeros(shape, np.float32), "action_mask": np.eye(80, dtype=np.int8)[7]}
     assert player.act(obs) == 7  # the only legal action
