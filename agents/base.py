@@ -15,47 +15,10 @@ import numpy as np
 
 from scopa_env.cards import card_name
 from scopa_env.engine import MaskMove
-from scopa_env.errors import TableError
 from scopa_env.info_state import InfoState
 from scopa_env.players import Observation, check_seats
 from scopa_env.players import Player as Agent
 from scopa_env.rules import Rules, resolve_rules
-from scopa_env.tables import resolve_table
-
-
-def check_table(player: Any, table: str, rules: Rules, label: str | None = None) -> None:
-    """Refuse a player that cannot sit at ``table``, naming it by ``label`` (its command-line
-    spec) or its ``name``: one that plays two-player Scopa only (``check_seats``), a network
-    trained for another table, or a player whose ``base`` (``last_round``'s) is one of those.
-
-    A checkpoint trained for two-player Scopa observes a vector of another length than
-    Scopone's; ``TableError`` names both, rather than a shape error deep in torch.
-    """
-    from scopa_env.environments import make_aec
-
-    kind = resolve_table(table)
-    label = label or getattr(player, "name", type(player).__name__)
-    check_seats(player, kind.players, label)
-    base = getattr(player, "base", None)
-    if base is not None:
-        check_table(base, kind.name, rules, f"{label}'s base player")
-    model = getattr(player, "model", None)
-    trained = getattr(getattr(model, "policy", None), "table", None)  # CardPolicy records it
-    if trained is not None and trained != kind.name:
-        raise TableError(
-            f"{label} was trained for the {trained!r} table, not {kind.name!r}: "
-            "play it at the table it was trained for"
-        )
-    wanted = getattr(player, "observation_shape", None)  # a network's, SB3's or RLlib's
-    if wanted is None:
-        return
-    env = make_aec(kind.name, rules=rules)
-    given = env.observation_space(env.possible_agents[0])["observation"].shape
-    if wanted != given:
-        raise TableError(
-            f"{label} reads observations of shape {wanted}, but the {kind.name!r} "
-            f"table gives {given}: play it at the table it was trained for"
-        )
 
 
 def reset_agent(agent: Agent, seed: int | None = None) -> None:

@@ -96,6 +96,11 @@ class PolicyAgent:
         self.reset(seed)
 
     @property
+    def trained_table(self) -> str | None:
+        """The table the network was trained for, where it records one (``CardPolicy``)."""
+        return getattr(self.model.policy, "table", None)
+
+    @property
     def observation_shape(self) -> tuple[int, ...]:
         """The shape of the observation vector the network reads (``check_table`` compares
         it with a table's)."""

@@ -66,8 +66,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from agents.base import check_table
     from evaluation.players import PlayerSpec
+    from scopa_env.players import check_table
 
     rules = rules_from_args(args)
     table = resolve_table(args.table)
@@ -79,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
     def seated(text: str) -> Any:
         spec = PlayerSpec.parse(text)
         player = spec.build(rules, seed=args.seed)
-        check_table(player, table.name, rules, spec.label)
+        check_table(player, table, spec.label)
         return player
 
     opponent = seated(args.opponent)

@@ -475,10 +475,10 @@ def evaluate(
             f"{table} is a free-for-all of {kind.players} players, one per seat: name "
             f"{kind.players} players, got {len(specs)}"
         )
-    from agents.base import check_table
+    from scopa_env.players import check_table
 
     for spec in specs:  # every name, option and checkpoint is checked before anything is played
-        check_table(player_for(spec, rules), table, rules, spec.label)
+        check_table(player_for(spec, rules), table, spec.label)
     if ray is not None:  # before the journal: a failed command leaves nothing behind
         from evaluation.ray_backend import import_ray
 

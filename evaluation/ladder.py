@@ -252,13 +252,13 @@ class _Journals:
 def _meetings(config: LadderConfig, rules: Rules) -> list[_Meeting]:
     """Every meeting of the config's players, each one's labels in sorted order (the order in
     the config changes no file); checks every player can be built and seated."""
-    from agents.base import check_table
+    from scopa_env.players import check_table
 
     specs = [PlayerSpec.parse(p) for p in config.players]
     prints = {}
     for spec in specs:
         player = player_for(spec, rules)
-        check_table(player, config.table, rules, spec.label)
+        check_table(player, config.table, spec.label)
         prints[spec.label] = _fingerprint(player)
 
     def identity(players: tuple[PlayerSpec, ...]) -> dict[str, Any]:

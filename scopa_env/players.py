@@ -2,7 +2,16 @@
 
 A player maps an environment's observation dict (``"observation"``, ``"action_mask"``) to a
 legal action; players that oppose a whole batch also have ``act_batch(observations, masks)``.
-A player that can play two-player Scopa only says why in ``two_player_only`` (``check_seats``).
+What a player can play it says in optional attributes, which ``check_table`` reads before a
+command or an environment seats it (a player with none plays every table):
+
+======================  ==================================================================
+``two_player_only``     why it plays two-player Scopa only (its network reads two-player
+                        positions, say); ``check_seats`` also refuses its moves elsewhere
+``trained_table``       the table its network was trained for
+``observation_shape``   the shape of the observation vector its network reads
+``base``                a player it plays through, checked with it
+======================  ==================================================================
 The game knows no player itself: ``make_player`` asks the packages that declare players under
 the ``scopa_env.players`` entry-point group (this project's ``agents`` package does, in
 ``pyproject.toml``), so ``ScopaSingleAgentEnv(opponent="greedy")`` works without the game
@@ -18,7 +27,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from scopa_env.errors import PlayerError, UnknownPlayerError
+from scopa_env.errors import PlayerError, TableError, UnknownPlayerError
+from scopa_env.tables import Table, resolve_table
 
 Observation = Mapping[str, np.ndarray]
 __all__ = [
@@ -27,6 +37,7 @@ __all__ = [
     "PlayerError",
     "UnknownPlayerError",
     "check_seats",
+    "check_table",
     "make_player",
 ]
 
@@ -43,21 +54,59 @@ class Player(Protocol):
         ...
 
 
-def check_seats(player: object, seats: int, label: str | None = None) -> None:
-    """Refuse a player that plays two-player Scopa only at a table of ``seats`` seats.
+def _owner(player: object) -> Any:
+    """The player itself, or the owner of a bound ``act``."""
+    return getattr(player, "__self__", player)
 
-    Such a player (or the owner of a bound ``act``) says why in ``two_player_only``, a string
-    (its network reads two-player positions, say); a player without it plays every table. The
-    players check each decision with it, and the commands and environments that seat a player
-    check it before they write or play anything.
-    """
-    owner = getattr(player, "__self__", player)
-    why = getattr(owner, "two_player_only", None)
+
+def _label(player: object, label: str | None) -> str:
+    if label is not None:
+        return label
+    owner = _owner(player)
+    return str(getattr(owner, "name", type(owner).__name__))
+
+
+def check_seats(player: object, seats: int, label: str | None = None) -> None:
+    """Refuse a player whose ``two_player_only`` says why at a table of ``seats`` seats: at
+    each of its decisions, and through ``check_table`` before it is seated."""
+    why = getattr(_owner(player), "two_player_only", None)
     if why is not None and seats != 2:
-        name = label or getattr(owner, "name", type(owner).__name__)
         raise PlayerError(
-            f"{name} plays two-player Scopa only ({why}); this table has {seats} seats"
+            f"{_label(player, label)} plays two-player Scopa only ({why}); this table has "
+            f"{seats} seats"
         )
+
+
+def check_table(player: object, table: Table | str, label: str | None = None) -> None:
+    """Refuse a player that cannot play at ``table``, naming it by ``label`` (its command-line
+    spec, say) or its ``name``, before a command writes or plays anything or an environment
+    takes it as an opponent: by the attributes of the module doc. A network for two-player
+    Scopa reads another vector than Scopone's, and a shape error deep in torch in the middle
+    of a run would name neither.
+    """
+    from scopa_env.environments import make_aec  # the environments build players by name
+
+    kind = resolve_table(table)
+    owner, name = _owner(player), _label(player, label)
+    check_seats(owner, kind.players, name)
+    base = getattr(owner, "base", None)
+    if base is not None:
+        check_table(base, kind, f"{name}'s base player")
+    trained = getattr(owner, "trained_table", None)
+    if trained is not None and trained != kind.name:
+        raise TableError(
+            f"{name} was trained for the {trained!r} table, not {kind.name!r}: play it at the "
+            "table it was trained for"
+        )
+    wanted = getattr(owner, "observation_shape", None)
+    if wanted is not None:
+        env = make_aec(kind.name)
+        given = env.observation_space(env.possible_agents[0])["observation"].shape
+        if tuple(wanted) != given:
+            raise TableError(
+                f"{name} reads observations of shape {tuple(wanted)}, but the {kind.name!r} "
+                f"table gives {given}: play it at the table it was trained for"
+            )
 
 
 @cache

@@ -33,7 +33,7 @@ from gymnasium import spaces
 
 from scopa_env.actions import NUM_ACTIONS
 from scopa_env.errors import EnvironmentArgumentError, PlayerError
-from scopa_env.players import Observation, Player, check_seats, make_player
+from scopa_env.players import Observation, Player, check_table, make_player
 from scopa_env.rules import Rules
 from scopa_env.scopa_v0 import IllegalActionError, raw_env
 from scopa_env.seeds import check_seed
@@ -47,16 +47,16 @@ SEATS = ("alternate", "random")
 ILLEGAL_ACTIONS = ("lose", "raise")
 
 
-def check_opponent(opponent: object, rules: Rules, table: Table) -> None:
-    """Raise ``PlayerError`` (a ``ValueError``) for an opponent built for other rules than the
-    environment's, or one that plays two-player Scopa only at a table of more seats
-    (``scopa_env.players.check_seats``).
+def check_opponent(opponent: object, rules: Rules, table: Table, label: str | None = None) -> None:
+    """Raise ``PlayerError`` or ``TableError`` (``ValueError``s) for an opponent built for
+    other rules than the environment's, or one that cannot play at its table
+    (``scopa_env.players.check_table``: two-player Scopa only, a network of another table).
 
     A player keeps the rules it was built with (its ``rules`` attribute, also read through a
     bound method such as ``agent.act``); with the defaults in a variant it would value cards as
     in the default game. The target is left out: players read it from the observation.
     """
-    check_seats(opponent, table.players)
+    check_table(opponent, table, label)
     owner = getattr(opponent, "__self__", opponent)
     theirs = getattr(owner, "rules", None)
     if isinstance(theirs, Rules) and dataclasses.replace(theirs, target=rules.target) != rules:
@@ -76,9 +76,10 @@ def _resolve_opponent(
     """
     if opponent is None:
         return None, None
+    label = opponent if isinstance(opponent, str) else None
     if isinstance(opponent, str):
         opponent = make_player(opponent, rules=rules)
-    check_opponent(opponent, rules, table)
+    check_opponent(opponent, rules, table, label)
     reset = getattr(opponent, "reset", None)
     reset = reset if callable(reset) else None
     act = getattr(opponent, "act", None)

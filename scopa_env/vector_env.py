@@ -107,9 +107,10 @@ def _resolve_opponent(
     random player."""
     if opponent is None or opponent == "random":
         return None
+    label = opponent if isinstance(opponent, str) else None
     if isinstance(opponent, str):
         opponent = make_player(opponent, rules=rules, seed=seed)
-    check_opponent(opponent, rules, table)
+    check_opponent(opponent, rules, table, label)
     act_games = getattr(opponent, "act_games", None)
     if callable(act_games):
         return act_games

@@ -17,7 +17,6 @@ from agents import (
     RandomAgent,
     make_agent,
 )
-from agents.base import check_table
 from agents.determinize import Determinizer
 from agents.greedy import MoveValuer
 from agents.ismcts import side_rewards
@@ -33,6 +32,7 @@ from scopa_env.environments import make_aec
 from scopa_env.errors import CheckpointError, PlayerError, TableError
 from scopa_env.info_state import InfoState
 from scopa_env.observation import encode
+from scopa_env.players import check_table
 from scopa_env.rules import PRESETS, Rules
 from scopa_env.table_observation import layout_for
 from scopa_env.tables import TABLES, resolve_table
@@ -675,7 +675,7 @@ def test_a_player_is_seated_exactly_where_it_plays(name: str) -> None:
         if hasattr(player, "show"):  # the oracle is shown the true deal, as the harness does
             player.show(env.deal)
         try:
-            check_table(player, table, rules, name)
+            check_table(player, table, name)
         except (PlayerError, TableError) as refusal:
             assert str(refusal).startswith(name), refusal
             if getattr(player, "two_player_only", None) is not None:

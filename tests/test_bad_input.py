@@ -129,6 +129,18 @@ GAME_CASES: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
         "alphabeta_value plays two-player Scopa only",
     ),  # fmt: skip
     (
+        "single opponent's network",
+        lambda: ScopaSingleAgentEnv(opponent="pretrained_scopa_4"),
+        TableError,
+        "pretrained_scopa_4 was trained for the 'scopa_4' table, not 'scopa'",
+    ),  # fmt: skip
+    (
+        "vector opponent's network",
+        lambda: ScopaVectorEnv(4, table="scopone", opponent=make_agent("pretrained_scopa_6")),
+        TableError,
+        "policy was trained for the 'scopa_6' table, not 'scopone'",
+    ),  # fmt: skip
+    (
         "vector opponent's table",
         lambda: ScopaVectorEnv(4, table="scopa_6", opponent=make_agent("seat_value").act_batch),
         PlayerError,

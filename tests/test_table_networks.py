@@ -11,11 +11,10 @@ from pathlib import Path
 import pytest
 
 from agents import make_agent
-from agents.base import check_table
 from agents.policy import SHIPPED_CHECKPOINTS
 from scopa_env.environments import make_aec
 from scopa_env.errors import TableError
-from scopa_env.rules import Rules
+from scopa_env.players import check_table
 from scopa_env.tables import TABLES
 from training.config import load_config
 
@@ -62,11 +61,11 @@ def test_it_is_refused_at_another_table(table: str) -> None:
     name = NETWORKS[table][0]
     player = make_agent(name)
     assert player.model.policy.table == table
-    check_table(player, table, Rules.preset("scopa"), name)
+    check_table(player, table, name)
     for other in TABLES:
         if other != table:
             with pytest.raises(TableError, match=rf"'{table}' table, not '{other}'"):
-                check_table(player, other, Rules.preset("scopa"), name)
+                check_table(player, other, name)
 
 
 def test_every_shipped_policy_network_is_its_own() -> None:

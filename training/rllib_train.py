@@ -453,12 +453,11 @@ def check_opponents_seated(config: RLlibRunConfig) -> None:
     two-player Scopa only), before Ray starts or a file is written: its module would fail in
     an env runner at its first decision."""
     from agents import make_agent
-    from agents.base import check_table
-    from scopa_env.rules import Rules
+    from scopa_env.players import check_table
 
     for name in config.opponents:
         if name != SNAPSHOT:
-            check_table(make_agent(name), config.table, Rules(), f"opponent {name}")
+            check_table(make_agent(name), config.table, f"opponent {name}")
 
 
 def train_rllib(config: RLlibRunConfig, run_dir: Path | None = None, resume: bool = False) -> str:

@@ -132,7 +132,7 @@ def check_seated(config: TrainConfig) -> None:
     that plays two-player Scopa only, or a network of another table), before anything is
     written: it would otherwise fail at its first decision, in a run folder left behind."""
     from agents import make_agent
-    from agents.base import check_table
+    from scopa_env.players import check_table
 
     cfg, rules = config.warm_start, config.resolved_rules()
     players = {"warm_start.rollin": (cfg.rollin, cfg.rollin_options)}
@@ -141,7 +141,7 @@ def check_seated(config: TrainConfig) -> None:
     for key, (name, options) in players.items():
         if name is not None:
             player = make_agent(name, rules=rules, **options)
-            check_table(player, config.table, rules, f"{key}={name}")
+            check_table(player, config.table, f"{key}={name}")
 
 
 def _refuse_existing(run_dir: Path) -> None:
