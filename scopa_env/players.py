@@ -12,6 +12,7 @@ command or an environment seats it (a player with none plays every table):
 ``observation_shape``   the shape of the observation vector its network reads
 ``base``                a player it plays through, checked with it
 ======================  ==================================================================
+
 The game knows no player itself: ``make_player`` asks the packages that declare players under
 the ``scopa_env.players`` entry-point group (this project's ``agents`` package does, in
 ``pyproject.toml``), so ``ScopaSingleAgentEnv(opponent="greedy")`` works without the game
