@@ -206,11 +206,19 @@ def test_a_stopped_recipe_carries_on_to_what_an_unstopped_one_made(
     made: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture
 ) -> None:
     """Stopped in the DAgger round after its first task: the same command runs the round on
-    from its saved task (``train --resume``), then the steps after it, to the same files."""
+    from its saved task (``train --resume``), then the steps after it, to the same files. The
+    steps before the round are the made recipe's, copied with their journal entries."""
     recipe, whole = made
     run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    shutil.copytree(whole / "LR", run_dir / "LR")
+    for name in ("last_round.pt", "SV0.pt"):
+        shutil.copy2(whole / name, run_dir / name)
+    before = json.loads((whole / JOURNAL).read_text().replace(str(whole), str(run_dir)))
+    (run_dir / JOURNAL).write_text(json.dumps({k: before[k] for k in ("LR", "last_round", "SV0")}))
     assert main(["recipe", str(recipe), "--run-dir", str(run_dir), "--until", "D1"]) == 0
-    assert "stopped after D1" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert out.count(": done\n") == 3 and "stopped after D1" in out  # LR to SV0 not run again
     journal = json.loads((run_dir / JOURNAL).read_text())
     assert list(journal) == ["LR", "last_round", "SV0", "D1"]
     journal["D1"]["done"] = False
