@@ -56,7 +56,6 @@ from typing import Any
 import numpy as np
 
 from evaluation.records import library_versions
-from scopa_env.errors import TableError
 from scopa_env.rules import resolve_rules
 
 BATCH_SIZES = (1, 4, 16, 64, 256, 1024, 2048, 4096, 8192, 16384)
@@ -526,13 +525,11 @@ def benchmark(
 
     from scopa_env import scopa_v0
     from scopa_env.environments import make_aec
-    from scopa_env.tables import TABLES
+    from scopa_env.tables import TABLES, resolve_table
 
     if tables is None:
-        tables = tuple(name for name in TABLES if name != "scopa")
-    unknown = sorted(set(tables) - set(TABLES))
-    if unknown:
-        raise TableError(f"unknown tables {unknown}; choose from {sorted(TABLES)}")
+        tables = tuple(TABLES)
+    tables = tuple(resolve_table(name).name for name in tables)  # TableError names an unknown
     tables = tuple(name for name in tables if name != "scopa")
 
     cpu = _pin_one_core() if pin else None

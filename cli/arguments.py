@@ -44,13 +44,11 @@ def positive_float(text: str) -> float:
 
 
 def table_names(text: str) -> tuple[str, ...]:
-    """Comma-separated names of registered tables (``scopa_env.tables``)."""
-    from scopa_env.tables import TABLES
+    """Comma-separated names of registered tables, refused as ``resolve_table`` refuses one."""
+    from scopa_env.errors import TableError
+    from scopa_env.tables import resolve_table
 
-    names = tuple(text.split(","))
-    unknown = [name for name in names if name not in TABLES]
-    if unknown:
-        raise argparse.ArgumentTypeError(
-            f"unknown table(s) {', '.join(unknown)}; choose from {', '.join(TABLES)}"
-        )
-    return names
+    try:
+        return tuple(resolve_table(name).name for name in text.split(","))
+    except TableError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
