@@ -91,8 +91,16 @@ def _count(masks: np.ndarray) -> np.ndarray:
     return card_bits(masks).sum(axis=1)
 
 
-def _one_hot(out: np.ndarray, start: int, index: np.ndarray, size: int) -> None:
-    out[np.arange(len(index)), start + np.clip(index, 0, size - 1)] = 1.0
+def suit_bits(masks: np.ndarray) -> np.ndarray:
+    """``(N, 4 K)`` the ten bits of each suit of ``(N, K)`` card masks, suit by suit."""
+    return ((masks[:, :, None] >> (10 * np.arange(4))) & 0x3FF).reshape(len(masks), -1)
+
+
+def one_hot(out: np.ndarray, starts: np.ndarray | list[int], index: np.ndarray, size: int) -> None:
+    """Set ``out[i, starts[j] + index[i, j]]`` (``index`` clipped to ``size``) for every
+    ``(N, J)`` index: ``J`` one-hot blocks of ``size`` at once."""
+    where = np.asarray(starts) + np.clip(index, 0, size - 1)
+    out[np.arange(len(index))[:, None], where] = 1.0
 
 
 def encode(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -116,28 +124,23 @@ def encode(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     tokens[row, slot, 17] = _CARD_PRIMIERA[card] / 21.0
 
     g = np.zeros((n, GLOBAL_FEATURES), np.float32)
-    sizes = [_count(m) for m in (mine, other)]
-    coins = [_count(m & COINS_MASK) for m in (mine, other)]
-    _one_hot(g, 0, sizes[0], 41)
-    _one_hot(g, 41, sizes[1], 41)
-    _one_hot(g, 82, coins[0], 11)
-    _one_hot(g, 93, coins[1], 11)
-    for k, masks in enumerate((mine, other, mine_hand, other_hand, table)):
-        for suit in range(4):
-            _one_hot(g, 104 + 9 * (4 * k + suit), PRIMIERA_BUCKET[masks >> (10 * suit) & 0x3FF], 9)
+    piles = rows[:, 3:5].ravel()  # my pile and the other's, row by row
+    one_hot(g, [0, 41], _count(piles).reshape(n, 2), 41)
+    one_hot(g, [82, 93], _count(piles & COINS_MASK).reshape(n, 2), 11)
+    suits = suit_bits(rows[:, [3, 4, 0, 1, 2]])  # (N, 20): my pile's suits, the other's, ...
+    one_hot(g, 104 + 9 * np.arange(20), PRIMIERA_BUCKET[suits], 9)
     scope_mine, scope_other, last = rows[:, 5], rows[:, 6], rows[:, 7]
-    _one_hot(g, 284, scope_mine - scope_other + 4, 9)
+    one_hot(g, [284], (scope_mine - scope_other + 4)[:, None], 9)
     for k, masks in enumerate((mine, other, mine_hand | other_hand | table)):
         at = 293 + 7 * k
         g[:, at] = _count(masks) / 40.0
         g[:, at + 1] = _count(masks & COINS_MASK) / 10.0
         g[:, at + 2] = masks >> SETTEBELLO & 1
-        for suit in range(4):
-            g[:, at + 3 + suit] = _BEST[masks >> (10 * suit) & 0x3FF] / 21.0
+        g[:, at + 3 : at + 7] = _BEST[suit_bits(masks[:, None])] / 21.0
     g[:, 314] = (scope_mine - scope_other) / 4.0
     g[:, 315] = scope_mine / 4.0
     g[:, 316] = scope_other / 4.0
-    _one_hot(g, 317, last, 3)
+    one_hot(g, [317], last[:, None], 3)
     g[:, 320] = _count(mine_hand) / 3.0
     g[:, 321] = _count(other_hand) / 3.0
     return tokens, counts, g
@@ -207,7 +210,8 @@ class LastRoundValue(nn.Module):
     @torch.no_grad()
     def values(self, rows: np.ndarray) -> np.ndarray:
         """``of_rows`` in evaluation mode, as numpy."""
-        self.eval()
+        if self.training:  # switching a whole network costs more than a small batch's values
+            self.eval()
         return self.of_rows(rows).numpy()
 
     def options(self) -> dict[str, Any]:

@@ -68,9 +68,11 @@ from agents.last_round import (
     LastRoundValue,
     card_bits,
     in_last_round,
+    one_hot,
     play_last_round,
     read_saved,
     refuse_other_rules,
+    suit_bits,
 )
 from agents.last_round import encode as encode_last_round
 from agents.seats import SeatView
@@ -204,7 +206,8 @@ class SeatEnsemble(nn.Module):
     @torch.no_grad()
     def values(self, rows: np.ndarray) -> np.ndarray:
         """``of_rows`` in evaluation mode, as numpy."""
-        self.eval()
+        if self.training:  # switching a whole network costs more than a small batch's values
+            self.eval()
         return self.of_rows(rows).numpy()
 
     def to_dict(self) -> dict[str, Any]:
@@ -310,10 +313,9 @@ def encode(
     known = rows[:, :8].copy()
     known[:, 1] = 0  # the other hand is not known: no tokens, no cards of it
     tokens, counts, g = encode_last_round(known)
-    for suit in range(4):
-        start = 104 + 9 * (4 * _OTHER_HAND + suit)
-        g[:, start : start + 9] = 0.0
-        g[np.arange(len(rows)), start + PRIMIERA_BUCKET[unseen >> (10 * suit) & 0x3FF]] = 1.0
+    start = 104 + 9 * 4 * _OTHER_HAND  # the other hand's suits read as the unseen cards'
+    g[:, start : start + 36] = 0.0
+    one_hot(g, start + 9 * np.arange(4), PRIMIERA_BUCKET[suit_bits(unseen[:, None])], 9)
     g[:, 321] = rows[:, 9] / 3.0
     unseen_bits = card_bits(unseen).astype(np.float32)
     seat = np.concatenate(

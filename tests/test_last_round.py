@@ -87,6 +87,22 @@ def test_the_tokens_and_scores_of_a_hand_built_position() -> None:
     assert by_card[3][0:3].tolist() == [0, 0, 1]
     assert g[0, 0 + 2] == 1 and g[0, 41 + 1] == 1  # pile sizes 2 and 1
     assert g[0, 82 + 2] == 1 and g[0, 93 + 0] == 1  # coins 2 and 0
+    # Each suit (D C S B) of the two piles, the two hands and the table: its best card's
+    # primiera rank among face 10, 2 12, 3 13, 4 14, 5 15, A 16, 6 18, 7 21 (1 to 8; 0 empty).
+    buckets = g[0, 104:284].reshape(5, 4, 9)
+    assert (buckets.sum(axis=2) == 1).all()
+    assert buckets.argmax(axis=2).tolist() == [
+        [3, 0, 0, 0],  # the mover's pile: 2D 3D
+        [0, 0, 1, 0],  # the other's: KS
+        [8, 6, 0, 0],  # the mover's hand: 7D AC
+        [0, 0, 2, 0],  # the other's: 2S
+        [0, 0, 0, 3],  # the table: 3B
+    ]
+    # Cards, coins, settebello and each suit's best primiera of the mover's pile, the other's,
+    # and the cards in play.
+    assert g[0, 293:314] * np.array([40, 10, 1, 21, 21, 21, 21] * 3) == pytest.approx(
+        [2, 2, 0, 13, 0, 0, 0] + [1, 0, 0, 0, 0, 10, 0] + [4, 1, 1, 21, 16, 12, 13]
+    )
     assert g[0, 284 + 5] == 1  # scope difference +1
     assert g[0, 317:320].tolist() == [0, 0, 1]  # the other seat took last
     assert g[0, 320] == pytest.approx(2 / 3) and g[0, 321] == pytest.approx(1 / 3)
