@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.metadata
 import importlib.util
 import multiprocessing
 import os
@@ -84,11 +85,20 @@ def _module_exists(module: str) -> bool:
         return False
 
 
+def _version() -> str:
+    """The installed package's version (``scopa_env.__version__``), read without importing it."""
+    try:
+        return importlib.metadata.version("scopa-env")
+    except importlib.metadata.PackageNotFoundError:
+        return "(not installed)"
+
+
 def build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:
     """The parser for ``argv``; only the chosen subcommand's module is imported."""
     parser = argparse.ArgumentParser(
         prog="scopa", description="Scopa environments: play, train, evaluate and benchmark."
     )
+    parser.add_argument("--version", action="version", version=f"scopa-env {_version()}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     chosen = next((arg for arg in argv if not arg.startswith("-")), None)
     for name, cmd in available_commands().items():

@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+import scopa_env
 from cli import main as cli
 from cli.rules_args import (
     add_rules_arguments,
@@ -25,6 +26,13 @@ def test_help_lists_available_commands(capsys: pytest.CaptureFixture[str]) -> No
     for name, command in cli.available_commands().items():
         assert name in out
         assert command.help in out
+
+
+def test_version_is_the_one_the_package_states(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["--version"])
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().out == f"scopa-env {scopa_env.__version__}\n"
 
 
 def test_help_imports_no_subcommand_module() -> None:

@@ -86,6 +86,13 @@ def test_every_player_builds_from_the_wheel_away_from_the_checkout(
 
 
 @pytest.mark.slow
+def test_the_wheel_has_the_version_the_package_states(wheel: Path) -> None:
+    import scopa_env
+
+    assert wheel.name.startswith(f"scopa_env-{scopa_env.__version__}-")
+
+
+@pytest.mark.slow
 def test_the_wheel_marks_every_package_as_typed(wheel: Path) -> None:
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
