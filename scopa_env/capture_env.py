@@ -21,7 +21,7 @@ import operator
 import types
 import warnings
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar, Literal, NamedTuple
+from typing import Any, ClassVar, Literal, NamedTuple, cast
 
 import gymnasium
 import numpy as np
@@ -44,6 +44,7 @@ from scopa_env.cards import (
 from scopa_env.engine import Deal, IllegalMoveError, Match
 from scopa_env.errors import EnvironmentArgumentError, ResetNeededError
 from scopa_env.observation import ObservationWriter, bits_to_mask
+from scopa_env.privileged import deal_hidden, with_hidden
 from scopa_env.rules import Rules, resolve_rules
 from scopa_env.seeds import check_seed
 from scopa_env.tables import Table
@@ -430,6 +431,25 @@ class CaptureGameEnv(AECEnv, EzPickle):
             d["_published_truncations"][agent],
             d["_published_infos"][agent],
         )
+
+    @functools.cached_property
+    def state_space(self) -> spaces.Box:
+        """PettingZoo's ``state_space``: the bounds of ``state()``."""
+        space = cast(spaces.Dict, self.observation_spaces[self.possible_agents[0]])
+        return with_hidden(cast(spaces.Box, space["observation"]), self._players)
+
+    def state(self) -> np.ndarray:
+        """PettingZoo's global state, for a critic that sees every card: the observation of the
+        seat to act (``agent_selection``), then ``scopa_env.privileged``'s block of the cards it
+        cannot see (every other hand, in playing order from it, then the stock). It is what an
+        oracle critic reads in training (``ppo.oracle_critic``); a player never should."""
+        try:
+            agent = self.__dict__["_published_agent_selection"]
+        except KeyError:
+            name = self.metadata["name"]
+            raise ResetNeededError(f"{name}: call reset() before state()") from None
+        observation = self.observe(agent)["observation"]
+        return np.concatenate([observation, deal_hidden(self._deal, self._index[agent])])
 
     def step(self, action: int | np.integer) -> None:
         d = self.__dict__  # the published attributes, read without their properties

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import numpy as np
+from gymnasium import spaces
 
 from scopa_env.batched_tables import BIT, U64
 from scopa_env.cards import NUM_CARDS, mask_of
@@ -27,6 +28,16 @@ _SHIFTS = np.arange(NUM_CARDS, dtype=U64)
 def hidden_size(players: int) -> int:
     """The width of the block at a table of ``players`` seats."""
     return NUM_CARDS * players
+
+
+def with_hidden(space: spaces.Box, players: int) -> spaces.Box:
+    """The space of an observation of ``space`` followed by the block of ``players`` seats."""
+    extra = hidden_size(players)
+    return spaces.Box(
+        np.concatenate([space.low, np.zeros(extra, np.float32)]),
+        np.concatenate([space.high, np.ones(extra, np.float32)]),
+        dtype=np.float32,
+    )
 
 
 def hidden_planes(hands: np.ndarray, stock: np.ndarray, seat: np.ndarray) -> np.ndarray:

@@ -14,6 +14,7 @@
 | Observation Shape  | (373,)                                                        |
 | Other tables       | scopa_3 (462,), scopa_4 (546,), scopa_6 (716,)                |
 | Observation Values | [0, 1] (match score in [0, 4])                                |
+| State Shape        | (453,); scopa_3 (582,), scopa_4 (706,), scopa_6 (956,)        |
 | Render Modes       | `human` (text on stdout), `ansi`, `rgb_array`                 |
 
 Scopa is the Italian fishing card game for two players with the 40-card Italian pack. Each
@@ -143,6 +144,14 @@ tuple of the winning partners' names at `scopa_4` and `scopa_6`, or `None` for a
 single leader with `episode="deal"`). Side `s` is the seats `s, s + sides, ...`: with two
 players side `p` is `player_p`. An agent's info is cleared when that agent next acts.
 
+### State
+
+`state()`, PettingZoo's global state (its bounds `state_space`), is for a critic that sees every
+card (an oracle critic, as `ppo.oracle_critic` trains; the centralised critic of MAPPO): the
+observation of the agent to act, followed by `40 x players` floats, one 0/1 plane of the 40
+cards for the hand of each other seat in playing order from the agent to act, then one for the
+stock (`scopa_env.privileged`). A player must never read it.
+
 ### Reset options
 
 `reset(seed=None, options=None)`. `options={"deck": [40 card ids], "first_player": 0 or 1}`
@@ -170,6 +179,7 @@ generator.
 * v0: Initial release (scopa-env 0.1.0). The `table` and `players` arguments add Scopa for 3, 4
   and 6 (their own observation layout, `scopa_env.table_observation`); the two-player
   environment, its observation and its rewards are unchanged. Scopone stays `scopone_v0`.
+  `state()` and `state_space` were added later in v0; observations and rewards did not change.
 """
 
 from __future__ import annotations

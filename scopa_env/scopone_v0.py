@@ -13,6 +13,7 @@
 | Action Values      | Discrete(80)                                                      |
 | Observation Shape  | (457,)                                                            |
 | Observation Values | [0, 1] (match score in [0, 4])                                    |
+| State Shape        | (617,)                                                            |
 | Render Modes       | `human` (text on stdout), `ansi`, `rgb_array`                     |
 
 Scopone is Scopa for four players in two fixed partnerships: `player_0` and `player_2` against
@@ -124,6 +125,13 @@ ends they also hold `"winner"` (the winning partnership as a tuple of agent name
 `("player_1", "player_3")`, or `None` for a tied deal with `episode="deal"`). An agent's info is
 cleared when that agent next acts.
 
+### State
+
+`state()` and `state_space` are as in `scopa_v0`: the observation of the agent to act, then the
+hands of the three other players in playing order from it and the stock, one plane of the 40
+cards each (the stock is empty in Scopone, where every card is dealt), for a critic that sees
+every card; never for a player.
+
 ### Reset options
 
 `reset(seed=None, options=None)`. `options={"deck": [40 card ids], "first_player": 0..3}` deals
@@ -149,7 +157,8 @@ generator.
 
 * v0: Initial release (scopa-env 0.1.0). Scopone stays its own entry point with its own
   observation layout beside `scopa_v0`'s tables (`scopa_v0.env(table=...)` plays Scopa for 2,
-  3, 4 or 6 and refers Scopone here); both share one AEC implementation.
+  3, 4 or 6 and refers Scopone here); both share one AEC implementation. `state()` and
+  `state_space` were added later in v0; observations and rewards did not change.
 """
 
 from __future__ import annotations

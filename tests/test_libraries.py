@@ -277,11 +277,15 @@ def test_torchrl_recipe() -> None:
     rollout = run_recipe("TorchRL")["rollout"]
     assert 36 <= rollout.batch_size[0] < 100  # every card of the deal played, then it ended
     assert rollout["next", "done"][-1].all() and not rollout["next", "done"][:-1].any()
+    state = rollout["state"]
+    assert state.shape == (rollout.batch_size[0], OBS_SIZE + 80)
     for agent in ("player_0", "player_1"):
         acts = rollout[agent, "mask"].squeeze(-1)  # the rows where this agent moved
         action = rollout[agent, "action"][acts]
         legal = rollout[agent, "action_mask"][acts]
         assert acts.any() and legal.gather(-1, action.unsqueeze(-1)).all()
+        seen = rollout[agent, "observation", "observation"][acts].squeeze(-2)
+        assert (state[acts, :OBS_SIZE] == seen).all()  # the state opens with the mover's view
 
 
 # SuperSuit ------------------------------------------------------------------------------

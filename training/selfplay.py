@@ -20,7 +20,7 @@ import torch
 from gymnasium import spaces
 
 from agents.base import reset_agent
-from scopa_env.privileged import batch_hidden, hidden_size
+from scopa_env.privileged import batch_hidden, with_hidden
 from scopa_env.vector_env import ScopaVecEnv
 from training.deal_baseline import DealBaseline
 
@@ -360,12 +360,8 @@ class PoolVecEnv(ScopaVecEnv):
         self.play_width = self.engine.obs_size
         self.hidden = hidden
         if hidden:
-            extra = hidden_size(self.engine.table.players)
-            low, high = self.observation_space.low, self.observation_space.high
-            self.observation_space: spaces.Box = spaces.Box(
-                np.concatenate([low, np.zeros(extra, np.float32)]),
-                np.concatenate([high, np.ones(extra, np.float32)]),
-                dtype=np.float32,
+            self.observation_space: spaces.Box = with_hidden(
+                self.observation_space, self.engine.table.players
             )
 
     @property
