@@ -113,6 +113,7 @@ from scopa_env.observation import (
     STOCK_SCALE,
     TARGET_SCALE,
 )
+from scopa_env.privileged import hidden_planes
 from scopa_env.rules import Rules, resolve_rules
 from scopa_env.scopone_v0 import DEALS as SCOPONE_DEALS
 from scopa_env.seeds import check_seed
@@ -414,6 +415,14 @@ class BatchedScopa:
     def player(self) -> np.ndarray:
         """The player to act in each game."""
         return self.state.cur
+
+    def hidden(self) -> np.ndarray:
+        """``scopa_env.privileged``'s block of the cards the seat to act cannot see, in each
+        game: for an oracle critic in training, never for a player."""
+        state = self.state
+        cards = np.where(np.arange(NUM_CARDS) >= state.pos[:, None], state.deck, NUM_CARDS)
+        stock = np.bitwise_or.reduce(BIT[cards], axis=1)
+        return hidden_planes(state.hand, stock, state.cur)
 
     def reset(
         self,

@@ -15,11 +15,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 from gymnasium import spaces
 
-from scopa_env.batched_tables import BIT, U64
-from scopa_env.cards import NUM_CARDS, mask_of
+from scopa_env.batched_tables import U64
+from scopa_env.cards import NUM_CARDS
 
 if TYPE_CHECKING:
-    from scopa_env.batched import BatchedScopa
     from scopa_env.engine import Deal
 
 _SHIFTS = np.arange(NUM_CARDS, dtype=U64)
@@ -52,15 +51,11 @@ def hidden_planes(hands: np.ndarray, stock: np.ndarray, seat: np.ndarray) -> np.
 
 
 def deal_hidden(deal: Deal, seat: int) -> np.ndarray:
-    """The block of one ``Deal`` seen from ``seat``, ``(40 x players,)``."""
-    hands = np.array([[mask_of(hand)] for hand in deal.hands], U64)
-    stock = np.array([mask_of(deal.stock)], U64)
-    return hidden_planes(hands, stock, np.array([seat]))[0]
-
-
-def batch_hidden(engine: BatchedScopa) -> np.ndarray:
-    """The block of every game of a batched engine, seen from the seat to act."""
-    state = engine.state
-    cards = np.where(np.arange(NUM_CARDS) >= state.pos[:, None], state.deck, NUM_CARDS)
-    stock = np.bitwise_or.reduce(BIT[cards], axis=1)
-    return hidden_planes(state.hand, stock, state.cur)
+    """The block of one ``Deal`` seen from ``seat``, ``(40 x players,)``: the simple path,
+    which the batched engine's ``hidden`` is held equal to."""
+    players = len(deal.hands)
+    block = np.zeros((players, NUM_CARDS), np.float32)
+    for k in range(1, players):
+        block[k - 1, list(deal.hands[(seat + k) % players])] = 1.0
+    block[-1, list(deal.stock)] = 1.0
+    return block.reshape(-1)

@@ -139,6 +139,7 @@ def run_differential(
             games = np.flatnonzero(rng.random(num_games) < 0.6)
             if not games.size:
                 continue
+        hidden = batch.hidden()  # what an oracle critic reads beside the observation
         for g in games.tolist():
             env = envs[g]
             agent = env.agent_selection
@@ -146,6 +147,8 @@ def run_differential(
             expected = env.observe(agent)
             assert_same(batch.obs[g], expected["observation"])
             assert_same(batch.mask[g], expected["action_mask"])
+            if g == games[0]:  # one game a step: the state costs more than the rest
+                assert_same(hidden[g], env.state()[batch.obs_size :])
             seen["pick steps" if env.phase == "pick" else "play steps"] += 1
         actions = player.act_batch(batch.obs[games], batch.mask[games])
         result = batch.step_games(games, actions) if subsets else batch.step(actions)

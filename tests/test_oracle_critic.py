@@ -14,7 +14,7 @@ from conftest import TINY, encode_deal, oracle_card_policy
 from scopa_env.batched import BatchedScopa
 from scopa_env.cards import parse_cards
 from scopa_env.engine import Deal
-from scopa_env.privileged import batch_hidden, deal_hidden
+from scopa_env.privileged import deal_hidden
 from training.config import ConfigError, check_resume, validate
 
 
@@ -57,10 +57,10 @@ def test_the_batched_engine_gives_the_block_of_the_seat_to_act() -> None:
     )
     engine.reset(seed=0)
     stock = " ".join(f"{r}{s}" for s in "CSB" for r in "A234567JQK")
-    np.testing.assert_array_equal(batch_hidden(engine)[0], _planes("2D 4D 6D", stock))
+    np.testing.assert_array_equal(engine.hidden()[0], _planes("2D 4D 6D", stock))
     engine.step(np.array([parse_cards("3D")[0]] * 2))  # seat 1 plays 3D: seat 0 to act
     assert engine.player.tolist() == [0, 0]
-    np.testing.assert_array_equal(batch_hidden(engine)[1], _planes("AD 5D", stock))
+    np.testing.assert_array_equal(engine.hidden()[1], _planes("AD 5D", stock))
 
 
 # The policy --------------------------------------------------------------------------------

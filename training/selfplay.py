@@ -20,7 +20,7 @@ import torch
 from gymnasium import spaces
 
 from agents.base import reset_agent
-from scopa_env.privileged import batch_hidden, with_hidden
+from scopa_env.privileged import with_hidden
 from scopa_env.vector_env import ScopaVecEnv
 from training.deal_baseline import DealBaseline
 
@@ -471,7 +471,7 @@ class PoolVecEnv(ScopaVecEnv):
         """The learner's observations, with the hidden cards when training an oracle critic."""
         if not self.hidden:
             return obs
-        return np.concatenate([obs, batch_hidden(self.engine)], axis=1)
+        return np.concatenate([obs, self.engine.hidden()], axis=1)
 
     def step_wait(self) -> Any:
         start = time.perf_counter()
