@@ -28,10 +28,15 @@ in neither hand, pile nor table. It estimates the same difference from the mover
 
 The network is two ReLU layers and a linear output in points. It runs in numpy (about 16 µs a
 position, inside the search's budget); ``training.deal_value`` fits it with torch.
+
+An ensemble (``DealValue.ensemble``; ``scopa value-ensemble``) is networks of one width fitted
+apart, each array stacked on a first axis of members, valued as their mean: networks fitted from
+other self-play err on other positions, so their mean errs less than any of them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -47,8 +52,8 @@ SHIPPED = Path(__file__).resolve().parent / "pretrained_value" / "deal_value.npz
 #: mover, 2 the other), the stock's size and whether the mover deals.
 POSITION_FIELDS = 10
 NUM_FEATURES = 5 * NUM_CARDS + 6
-#: The arrays of a saved network, with their shapes' ranks.
-ARRAYS = {"w1": 2, "b1": 1, "w2": 2, "b2": 1, "w3": 2, "b3": 1}
+#: The arrays of a saved network (an ensemble's have a first axis of members more).
+ARRAYS = ("w1", "b1", "w2", "b2", "w3", "b3")
 #: An array a saved network may hold as well: 1 when it is blind to the other hand.
 BLIND = "blind"
 #: The column of a position row that holds the other seat's hand.
@@ -97,8 +102,9 @@ class DealValue:
     """The network: each position's final point difference for the seat to move, in points.
 
     Args: the layers' weights and biases, ``w1`` of shape ``(NUM_FEATURES, width)``, ``w2``
-        ``(width, width)``, ``w3`` ``(width, 1)``, and ``blind`` (0 or 1, 0 if absent): whether
-        the network reads the other seat's hand as empty (module doc).
+        ``(width, width)``, ``w3`` ``(width, 1)``, each with a first axis of members more for
+        an ensemble (module doc), and ``blind`` (0 or 1, 0 if absent): whether the network
+        reads the other seat's hand as empty (module doc).
     """
 
     def __init__(self, **arrays: np.ndarray) -> None:
@@ -113,20 +119,50 @@ class DealValue:
                 f"a DealValue needs arrays {sorted(ARRAYS)}; got {sorted(arrays)}"
             )
         w = {k: np.asarray(v, np.float64) for k, v in arrays.items()}
-        width = w["b1"].shape[0] if w["b1"].ndim == 1 else -1
+        stacked = w["b1"].ndim == 2
+        members: tuple[int, ...] = (len(w["b1"]),) if stacked else ()
+        width = w["b1"].shape[-1] if w["b1"].ndim in (1, 2) else -1
         shapes = {
             "w1": (NUM_FEATURES, width), "b1": (width,), "w2": (width, width), "b2": (width,),
             "w3": (width, 1), "b3": (1,),
         }  # fmt: skip
         for name, shape in shapes.items():
-            if w[name].shape != shape:
+            if w[name].shape != members + shape:
                 raise CheckpointError(
-                    f"DealValue array {name} has shape {w[name].shape}, expected {shape}"
+                    f"DealValue array {name} has shape {w[name].shape}, expected {members + shape}"
                 )
         self.width = width
+        self.members = len(w["b1"]) if stacked else 1
         self.arrays = {**w, BLIND: np.asarray(int(self.blind))}
-        self._w1, self._b1, self._w2, self._b2 = w["w1"], w["b1"], w["w2"], w["b2"]
-        self._w3, self._b3 = w["w3"][:, 0], float(w["b3"][0])
+        if not stacked:
+            w = {k: v[None] for k, v in w.items()}
+        # The first layer of every member in one product; the second, member by member.
+        self._w1 = np.concatenate(list(w["w1"]), axis=1)
+        self._b1 = w["b1"].reshape(-1)
+        self._w2, self._b2 = w["w2"], w["b2"][:, None, :]
+        self._w3 = w["w3"][:, :, 0] / self.members
+        self._b3 = float(w["b3"].mean())
+
+    @classmethod
+    def ensemble(cls, networks: Sequence[DealValue]) -> DealValue:
+        """One network valuing a position as the mean of ``networks`` (of one width and
+        blindness) does."""
+        if not networks:
+            raise ValueError("an ensemble needs at least one network")
+        kinds = {(net.width, net.blind) for net in networks}
+        if len(kinds) > 1:
+            raise ValueError(
+                "an ensemble's networks have one width and blindness: got (width, blind) "
+                f"{sorted(kinds)}"
+            )
+        parts = [net.member_arrays() for net in networks]
+        arrays = {name: np.concatenate([part[name] for part in parts]) for name in ARRAYS}
+        return cls(**arrays, **{BLIND: np.asarray(int(networks[0].blind))})
+
+    def member_arrays(self) -> dict[str, np.ndarray]:
+        """The arrays with the first axis of members, one for a single network."""
+        stacked = self.arrays["b1"].ndim == 2
+        return {k: self.arrays[k] if stacked else self.arrays[k][None] for k in ARRAYS}
 
     @classmethod
     def load(cls, path: str | Path = SHIPPED) -> DealValue:
@@ -148,9 +184,10 @@ class DealValue:
         """``(N,)`` values, in points for the seat to move, of ``(N, POSITION_FIELDS)`` rows."""
         if self.blind:
             rows = blinded(rows)
-        hidden = np.maximum(encode(rows) @ self._w1 + self._b1, 0.0)
-        hidden = np.maximum(hidden @ self._w2 + self._b2, 0.0)
-        return hidden @ self._w3 + self._b3
+        first = np.maximum(encode(rows) @ self._w1 + self._b1, 0.0)
+        first = first.reshape(len(first), self.members, self.width).transpose(1, 0, 2)
+        second = np.maximum(first @ self._w2 + self._b2, 0.0)
+        return np.einsum("mnw,mw->n", second, self._w3) + self._b3
 
     def __call__(self, deal: Deal) -> float:
         """The value of ``deal`` in points for its seat to move."""

@@ -54,6 +54,9 @@ COMMANDS: dict[str, Command] = {
     "predict": Command("cli.predict", "how well the opponent models predict a player's cards"),
     "train": Command("cli.train", "train an agent from a config"),
     "value": Command("cli.value", "train the deal-value network the *_value searches use"),
+    "value-ensemble": Command(
+        "cli.value_ensemble", "average deal-value networks into one file the searches read"
+    ),
     "imitation": Command("cli.imitation", "networks' picks against a teacher's saved decisions"),
     "last-round": Command(
         "cli.last_round", "fit the network the last_round player plays the last round by"

@@ -63,6 +63,7 @@ class Writes(NamedTuple):
 STEP_COMMANDS: dict[str, Writes] = {
     "train": Writes("--run-dir"),
     "value": Writes("--out"),
+    "value-ensemble": Writes("--out", ".npz"),
     "last-round": Writes("--out", ".pt"),
     "seat-value": Writes("--out", ".pt"),
     "seat-ensemble": Writes("--out", ".pt"),

@@ -29,6 +29,7 @@ from training.deal_value import (
     WEIGHTS,
     DealValueConfig,
     Progress,
+    r_squared,
     self_play,
     train_deal_value,
 )
@@ -125,14 +126,149 @@ def test_broken_networks_are_refused_by_name(tmp_path) -> None:
         DealValue.load(tmp_path / "shape.npz")
 
 
-def small_network(blind: int | None = None, width: int = 6) -> DealValue:
-    rng = np.random.default_rng(5)
+def small_network(blind: int | None = None, width: int = 6, seed: int = 5) -> DealValue:
+    rng = np.random.default_rng(seed)
     arrays = {
         "w1": rng.normal(size=(NUM_FEATURES, width)), "b1": rng.normal(size=width),
         "w2": rng.normal(size=(width, width)), "b2": rng.normal(size=width),
         "w3": rng.normal(size=(width, 1)), "b3": rng.normal(size=1),
     }  # fmt: skip
     return DealValue(**arrays) if blind is None else DealValue(**arrays, blind=np.asarray(blind))
+
+
+def test_an_ensemble_values_a_position_as_the_mean_of_its_networks(tmp_path) -> None:
+    nets = [small_network(seed=seed) for seed in (1, 2, 3)]
+    deals = [played_to(seed, plays) for seed in range(3) for plays in (0, 9, 20)]
+    rows = np.array([position(d) for d in deals])
+    mean = np.mean([net.values(rows) for net in nets], axis=0)
+    ensemble = DealValue.ensemble(nets)
+    assert (ensemble.members, ensemble.width) == (3, 6)
+    np.testing.assert_allclose(ensemble.values(rows), mean, rtol=1e-12, atol=1e-12)
+    assert ensemble(deals[4]) == pytest.approx(mean[4])
+    # Members add up: an ensemble of an ensemble and a network is the mean of all four.
+    fourth = small_network(seed=4)
+    bigger = DealValue.ensemble([ensemble, fourth])
+    expected = np.mean([net.values(rows) for net in [*nets, fourth]], axis=0)
+    np.testing.assert_allclose(bigger.values(rows), expected, rtol=1e-12, atol=1e-12)
+    # Saved as float32 and read back: the same members, the same values to float32.
+    deal_value.save_network(bigger, tmp_path / "mean.npz")
+    loaded = DealValue.load(tmp_path / "mean.npz")
+    assert loaded.members == 4 and not loaded.blind
+    np.testing.assert_allclose(loaded.values(rows), expected, rtol=1e-4, atol=1e-4)
+
+
+def test_an_ensemble_of_blind_networks_is_blind() -> None:
+    deal = settebello_sweep()
+    row = np.array([position(deal)])
+    emptied = row.copy()
+    emptied[0, 1] = 0
+    blind = DealValue.ensemble([small_network(blind=1, seed=1), small_network(blind=1, seed=2)])
+    sees = DealValue.ensemble([small_network(seed=1), small_network(seed=2)])
+    assert blind.blind
+    assert blind.values(row)[0] == pytest.approx(sees.values(emptied)[0])
+
+
+def test_an_ensemble_of_networks_that_differ_is_refused(tmp_path) -> None:
+    with pytest.raises(ValueError, match="at least one network"):
+        DealValue.ensemble([])
+    with pytest.raises(
+        ValueError, match=r"one width and blindness: got .*\(6, False\), \(8, False\)"
+    ):
+        DealValue.ensemble([small_network(), small_network(width=8)])
+    with pytest.raises(ValueError, match="one width and blindness"):
+        DealValue.ensemble([small_network(), small_network(blind=1)])
+    arrays = dict(DealValue.ensemble([small_network(seed=1), small_network(seed=2)]).arrays)
+    arrays["w2"] = arrays["w2"][:1]  # one member's second layer for two members
+    np.savez(tmp_path / "short.npz", **arrays)
+    with pytest.raises(
+        CheckpointError, match=r"short.npz: .*array w2 has shape \(1, 6, 6\), expected \(2, 6, 6\)"
+    ):
+        DealValue.load(tmp_path / "short.npz")
+
+
+def test_the_command_writes_an_ensemble_the_searches_read(tmp_path, capsys) -> None:
+    files = []
+    for seed in (1, 2):
+        files.append(tmp_path / f"net{seed}.npz")
+        deal_value.save_network(small_network(seed=seed), files[-1])
+    folder = tmp_path / "run"  # a folder scopa value wrote stands for its weights
+    folder.mkdir()
+    deal_value.save_network(small_network(seed=3), folder / WEIGHTS)
+    out = tmp_path / "mean.npz"
+    assert (
+        main(["value-ensemble", str(files[0]), str(files[1]), str(folder), "--out", str(out)]) == 0
+    )
+    assert f"wrote {out}: the mean of 3 deal-value networks" in capsys.readouterr().out
+    rows = np.array([position(played_to(seed, 6)) for seed in range(4)])
+    members = [DealValue.load(f) for f in [*files, folder / WEIGHTS]]
+    expected = np.mean([net.values(rows) for net in members], axis=0)
+    np.testing.assert_allclose(DealValue.load(out).values(rows), expected, rtol=1e-6, atol=1e-6)
+    search = make_agent("alphabeta_value", samples=2, value=str(out))
+    assert search.value.members == 3
+    observation = scopa_v0.env()
+    observation.reset(seed=0)
+    obs = observation.observe(observation.agent_selection)
+    assert obs["action_mask"][search.act(obs)]
+    # Refused, nothing written: a file that is no network, networks of two widths, --out an input.
+    (tmp_path / "text.npz").write_text("not an archive")
+    assert (
+        main(
+            [
+                "value-ensemble",
+                str(files[0]),
+                str(tmp_path / "text.npz"),
+                "--out",
+                str(tmp_path / "a.npz"),
+            ]
+        )
+        == 2
+    )
+    assert "text.npz is not a DealValue network" in capsys.readouterr().err
+    deal_value.save_network(small_network(width=8), tmp_path / "wide.npz")
+    with pytest.raises(SystemExit, match="one width and blindness"):
+        main(
+            [
+                "value-ensemble",
+                str(files[0]),
+                str(tmp_path / "wide.npz"),
+                "--out",
+                str(tmp_path / "b.npz"),
+            ]
+        )
+    with pytest.raises(SystemExit, match="is one of the networks"):
+        main(["value-ensemble", str(files[0]), str(files[1]), "--out", str(files[1])])
+    assert not (tmp_path / "a.npz").exists() and not (tmp_path / "b.npz").exists()
+
+
+def constant_network(value: float, width: int = 4) -> DealValue:
+    zeros = {"w1": np.zeros((NUM_FEATURES, width)), "b1": np.zeros(width)}
+    zeros |= {"w2": np.zeros((width, width)), "b2": np.zeros(width), "w3": np.zeros((width, 1))}
+    return DealValue(**zeros, b3=np.array([value]))
+
+
+def test_r_squared_is_the_share_of_the_variance_explained() -> None:
+    rows = np.array([position(played_to(seed, 3)) for seed in range(3)])
+    targets = np.array([0.0, 2.0, 4.0])  # variance 8/3
+    assert r_squared(constant_network(2.0), rows, targets) == 0.0  # the mean explains nothing
+    assert r_squared(constant_network(0.0), rows, targets) == -1.5  # 1 - (20/3) / (8/3)
+    assert np.isnan(r_squared(constant_network(0.0), rows[:1], targets[:1]))
+
+
+@needs_network
+def test_the_command_reports_each_network_and_the_mean_on_fresh_deals(tmp_path, capsys) -> None:
+    files = [tmp_path / "low.npz", tmp_path / "high.npz"]
+    deal_value.save_network(constant_network(-1.0), files[0])
+    deal_value.save_network(constant_network(1.0), files[1])
+    out = tmp_path / "mean.npz"
+    args = ["value-ensemble", *map(str, files), "--out", str(out), "--held-deals", "2"]
+    assert main([*args, "--workers", "1", "--seed", "4"]) == 0
+    report = capsys.readouterr().out.splitlines()
+    assert report[0] == "R^2 on 60 positions of 2 fresh deals:"
+    held = self_play(DealValueConfig(deals=2, seed=4, workers=1))
+    # The mean of -1 and +1 is 0 everywhere: R^2 = 1 - mean(t^2) / var(t).
+    expected = round(1 - float(np.mean(held.targets**2)) / float(np.var(held.targets)), 4)
+    assert report[3] == f"  their mean: {expected:.4f}"
+    assert report[1].startswith(f"  {files[0]}: ") and report[2].startswith(f"  {files[1]}: ")
 
 
 def test_a_blind_network_reads_the_other_hand_as_empty() -> None:

@@ -166,9 +166,7 @@ def train_deal_value(config: DealValueConfig, out: Path) -> dict[str, Any]:
         played = time.perf_counter()
         network, fit = fit_value(data, config, progress)
         finished = time.perf_counter()
-        arrays: dict[str, Any] = {k: v.astype(np.float32) for k, v in network.arrays.items()}
-        with atomic_path(out / WEIGHTS) as tmp:
-            np.savez(tmp, **arrays)
+        save_network(network, out / WEIGHTS)
         summary = {
             "positions": len(data.rows),
             "deals": config.deals,
@@ -182,6 +180,23 @@ def train_deal_value(config: DealValueConfig, out: Path) -> dict[str, Any]:
         write_text(out / "report.md", _report(summary))
         progress.finish()
         return summary
+
+
+def save_network(network: DealValue, path: Path) -> None:
+    """Write ``network`` to ``path`` (``.npz``, float32), whole or not at all."""
+    arrays: dict[str, Any] = {k: v.astype(np.float32) for k, v in network.arrays.items()}
+    with atomic_path(path) as tmp:
+        np.savez(tmp, **arrays)
+
+
+def r_squared(network: DealValue, rows: np.ndarray, targets: np.ndarray) -> float:
+    """The share of the variance of ``targets`` that ``network``'s values of ``rows`` explain
+    (NaN for fewer than two)."""
+    if len(targets) < 2:
+        return float("nan")
+    parts = [network.values(rows[k : k + 65536]) for k in range(0, len(rows), 65536)]
+    error = float(np.mean((np.concatenate(parts) - targets) ** 2))
+    return round(1.0 - error / float(np.var(targets)), 4)
 
 
 class Progress:
@@ -457,20 +472,12 @@ def fit_value(
         arrays[f"b{k}"] = layer.bias.detach().numpy().copy()
     value = DealValue(**arrays, **{BLIND: np.asarray(int(config.blind))})
 
-    def r2(rows: np.ndarray, y: torch.Tensor) -> float:
-        if len(y) < 2:
-            return float("nan")
-        parts = [value.values(rows[k : k + 65536]) for k in range(0, len(rows), 65536)]
-        predicted = np.concatenate(parts)
-        error = float(np.mean((predicted - y.numpy()) ** 2))
-        return round(1.0 - error / float(y.var()), 4)
-
     return value, {
         "train_positions": len(train_rows),
         "held_out_positions": len(test_rows),
         "target_std": round(float(data.targets.std()), 4),
-        "train_r2": r2(train_rows[:R2_ROWS], train_y[:R2_ROWS]),
-        "held_out_r2": r2(test_rows, test_y),
+        "train_r2": r_squared(value, train_rows[:R2_ROWS], train_y[:R2_ROWS].numpy()),
+        "held_out_r2": r_squared(value, test_rows, test_y.numpy()),
     }
 
 
