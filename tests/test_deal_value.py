@@ -271,6 +271,20 @@ def test_the_command_reports_each_network_and_the_mean_on_fresh_deals(tmp_path, 
     assert report[1].startswith(f"  {files[0]}: ") and report[2].startswith(f"  {files[1]}: ")
 
 
+def test_the_ensemble_recipe_fits_two_networks_and_averages_them_with_the_shipped_one(
+    tmp_path, capsys
+) -> None:
+    recipe = Path(__file__).resolve().parents[1] / "configs" / "deal_value_ensemble.yaml"
+    assert main(["recipe", str(recipe), "--run-dir", str(tmp_path), "--dry-run"]) == 0
+    commands = [line for line in capsys.readouterr().out.splitlines() if line.startswith("scopa ")]
+    assert commands == [
+        f"scopa value --config configs/deal_value.yaml seed=1 --out {tmp_path / 'DV1'}",
+        f"scopa value --config configs/deal_value.yaml seed=2 --out {tmp_path / 'DV2'}",
+        f"scopa value-ensemble agents/pretrained_value {tmp_path / 'DV1'} {tmp_path / 'DV2'} "
+        f"--held-deals 15000 --out {tmp_path / 'ensemble.npz'}",
+    ]
+
+
 def test_a_blind_network_reads_the_other_hand_as_empty() -> None:
     # Seat 0 holds 7D KB 2C, seat 1 2D 5S JC: swapping seat 1's hand for three of the unseen
     # cards moves a network that sees it and leaves a blind one where it was.
