@@ -30,7 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--seed",
         type=non_negative_int,
         default=99,
-        help="the seed of those deals (none a fit played)",
+        help="the seed of those deals: one no network was fitted with",
     )
     parser.add_argument("--workers", type=positive_int, default=2, help="self-play processes")
 
