@@ -30,8 +30,9 @@ The network is two ReLU layers and a linear output in points. It runs in numpy (
 position, inside the search's budget); ``training.deal_value`` fits it with torch.
 
 An ensemble (``DealValue.ensemble``; ``scopa value-ensemble``) is networks of one width fitted
-apart, each array stacked on a first axis of members, valued as their mean: networks fitted from
-other self-play err on other positions, so their mean errs less than any of them.
+apart, each array stacked on a first axis of members, valued as their mean: networks fitted on
+other self-play err on other positions, and the mean of three explains more of the variance than
+any of them (``docs/strength.md``, which also finds it plays no better at the search's leaves).
 """
 
 from __future__ import annotations
@@ -132,10 +133,11 @@ class DealValue:
                     f"DealValue array {name} has shape {w[name].shape}, expected {members + shape}"
                 )
         self.width = width
-        self.members = len(w["b1"]) if stacked else 1
         self.arrays = {**w, BLIND: np.asarray(int(self.blind))}
         if not stacked:
             w = {k: v[None] for k, v in w.items()}
+        self._stacked = w  # every array with its first axis of members
+        self.members = len(w["b1"])
         # The first layer of every member in one product; the second, member by member.
         self._w1 = np.concatenate(list(w["w1"]), axis=1)
         self._b1 = w["b1"].reshape(-1)
@@ -155,14 +157,8 @@ class DealValue:
                 "an ensemble's networks have one width and blindness: got (width, blind) "
                 f"{sorted(kinds)}"
             )
-        parts = [net.member_arrays() for net in networks]
-        arrays = {name: np.concatenate([part[name] for part in parts]) for name in ARRAYS}
+        arrays = {name: np.concatenate([net._stacked[name] for net in networks]) for name in ARRAYS}
         return cls(**arrays, **{BLIND: np.asarray(int(networks[0].blind))})
-
-    def member_arrays(self) -> dict[str, np.ndarray]:
-        """The arrays with the first axis of members, one for a single network."""
-        stacked = self.arrays["b1"].ndim == 2
-        return {k: self.arrays[k] if stacked else self.arrays[k][None] for k in ARRAYS}
 
     @classmethod
     def load(cls, path: str | Path = SHIPPED) -> DealValue:
