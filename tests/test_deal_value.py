@@ -1,9 +1,11 @@
 """The deal-value network: its features on hand-built positions, numpy against torch, broken
-files refused, the self-play targets (exact, antisymmetric, independent of the workers), a
-whole small training run, and a stopped run carried on to the same weights."""
+files refused, the self-play targets (exact, antisymmetric, independent of the workers), the
+sibling groups and their loss, a whole small training run, and a stopped run carried on to the
+same weights."""
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from pathlib import Path
 
@@ -29,8 +31,11 @@ from training.deal_value import (
     WEIGHTS,
     DealValueConfig,
     Progress,
+    SiblingGroups,
     r_squared,
     self_play,
+    sibling_errors,
+    sibling_r_squared,
     train_deal_value,
 )
 from training.last_round import save
@@ -252,6 +257,7 @@ def test_r_squared_is_the_share_of_the_variance_explained() -> None:
     assert r_squared(constant_network(2.0), rows, targets) == 0.0  # the mean explains nothing
     assert r_squared(constant_network(0.0), rows, targets) == -1.5  # 1 - (20/3) / (8/3)
     assert np.isnan(r_squared(constant_network(0.0), rows[:1], targets[:1]))
+    assert np.isnan(r_squared(constant_network(0.0), rows, np.ones(3)))  # nothing to explain
 
 
 @needs_network
@@ -357,6 +363,101 @@ def test_self_play_does_not_depend_on_the_number_of_workers() -> None:
     np.testing.assert_array_equal(one.deals, two.deals)
 
 
+def cards_of(mask: int) -> set[int]:
+    return {card for card in range(40) if mask >> card & 1}
+
+
+@needs_network
+def test_siblings_are_every_move_at_one_position_played_on_with_the_deals_stock() -> None:
+    config = DealValueConfig(deals=12, chunk=5, workers=1, seed=5, siblings=1.0)
+    plain = self_play(config.model_copy(update={"siblings": 0.0}))
+    data = self_play(config)
+    # The deals play as without siblings (the branches draw from a generator of their own).
+    for name in ("rows", "targets", "deals"):
+        np.testing.assert_array_equal(getattr(data, name), getattr(plain, name))
+    assert len(plain.sibling_rows) == len(plain.sibling_targets) == len(plain.sibling_deals) == 0
+    groups = SiblingGroups.of(data.sibling_rows, data.sibling_targets, data.sibling_deals)
+    assert len(groups) == len(set(data.sibling_deals.tolist())) >= 8  # one at most a deal
+    branched_at = set()
+    for g in range(len(groups)):
+        rows, targets, _ = groups.take(np.array([g]))
+        deal = data.sibling_deals[groups.starts[g]]
+        line, line_targets = data.rows[data.deals == deal], data.targets[data.deals == deal]
+        assert len(rows) >= 2 and len({tuple(r) for r in rows}) == len(rows)
+        # The network's own move is one of them, and played on as the deal went on.
+        hits = [
+            (k, j) for k in range(len(line)) for j in range(len(rows)) if (line[k] == rows[j]).all()
+        ]
+        assert len(hits) == 1
+        k, j = hits[0]
+        assert targets[j] == line_targets[k]
+        before = line[k - 1]  # the position branched, its mover's hand in column 0
+        branched_at.add(k - 1)
+        assert 0 <= k - 1 <= 28  # every move leaves cards in the stock
+        assert np.all(rows[:, 8] == before[8])  # the same stock
+        # Each sibling is one card of the mover's played (the mover's hand is the sibling's
+        # other hand), each card at least once; the table and the piles hold what they did.
+        played = [cards_of(int(before[0])) - cards_of(int(row[1])) for row in rows]
+        assert all(len(card) == 1 for card in played)
+        assert set().union(*played) == cards_of(int(before[0]))
+        for row, (card,) in zip(rows, played, strict=True):
+            gone = cards_of(int(before[2])) | {card}
+            assert gone == cards_of(int(row[2])) | (
+                cards_of(int(row[4])) - cards_of(int(before[3]))
+            )
+        assert np.all(targets == np.round(targets))
+    assert len(branched_at) > 4  # drawn, not one position every time
+
+
+def test_sibling_errors_compare_each_value_and_outcome_about_its_groups_mean() -> None:
+    values = torch.tensor([1.0, 2.0, 3.0, 7.0])
+    outcomes = torch.tensor([0.0, 2.0, 5.0, -4.0])
+    group = torch.tensor([0, 0, 1, 1])
+    # Values about their means: -0.5, 0.5, -2, 2; outcomes: -1, 1, 4.5, -4.5.
+    expected = torch.tensor([0.5, -0.5, -6.5, 6.5])
+    torch.testing.assert_close(sibling_errors(values, outcomes, group), expected)
+
+
+def test_sibling_groups_take_whole_groups_in_the_order_asked() -> None:
+    rows = np.arange(6 * 10).reshape(6, 10)
+    groups = SiblingGroups.of(rows, np.arange(6.0), np.array([4, 4, 4, 9, 9, 12]))
+    assert len(groups) == 3
+    taken, outcomes, group = groups.take(np.array([2, 0]))
+    np.testing.assert_array_equal(taken, rows[[5, 0, 1, 2]])
+    np.testing.assert_array_equal(outcomes, [5.0, 0.0, 1.0, 2.0])
+    np.testing.assert_array_equal(group, [0, 1, 1, 1])
+    assert len(SiblingGroups.of(rows[:0], np.zeros(0), np.zeros(0, np.int64))) == 0
+
+
+def test_sibling_r_squared_is_the_share_of_the_spread_within_groups_explained() -> None:
+    rows = np.array([position(played_to(seed, 3)) for seed in range(4)])
+    groups = SiblingGroups.of(rows, np.array([1.0, 3.0, -2.0, 2.0]), np.array([0, 0, 7, 7]))
+    # A constant values every sibling alike: it explains none of the spread, at any level.
+    assert sibling_r_squared(constant_network(5.0), groups) == 0.0
+    assert np.isnan(
+        sibling_r_squared(
+            constant_network(0.0), SiblingGroups.of(rows[:0], np.zeros(0), np.zeros(0, np.int64))
+        )
+    )
+
+
+@needs_network
+def test_the_sibling_loss_fits_the_differences_between_siblings() -> None:
+    config = DealValueConfig(
+        deals=30, chunk=30, workers=1, width=32, epochs=20, batch_size=64, torch_threads=1
+    )
+    data = self_play(config.model_copy(update={"siblings": 1.0}))
+    # With every other target 0, only the sibling loss can teach the siblings' differences.
+    data = dataclasses.replace(data, targets=np.zeros_like(data.targets))
+    groups = SiblingGroups.of(data.sibling_rows, data.sibling_targets, data.sibling_deals)
+    without, _ = deal_value.fit_value(data, config)
+    weighed, fit = deal_value.fit_value(data, config.model_copy(update={"siblings": 20.0}))
+    assert abs(sibling_r_squared(without, groups)) < 0.02
+    assert sibling_r_squared(weighed, groups) > 0.8
+    held = {deal for deal in data.sibling_deals.tolist() if deal % config.holdout_every == 0}
+    assert fit["held_out_sibling_groups"] == len(held) > 0
+
+
 @needs_network
 def test_a_small_training_run_writes_a_network_the_player_loads(tmp_path) -> None:
     config = DealValueConfig(deals=40, chunk=20, workers=1, width=8, epochs=2, batch_size=64)
@@ -366,6 +467,7 @@ def test_a_small_training_run_writes_a_network_the_player_loads(tmp_path) -> Non
     value = DealValue.load(tmp_path / WEIGHTS)
     assert value.width == 8
     assert "held_out_r2" in (tmp_path / "report.md").read_text()
+    assert "sibling" not in (tmp_path / "report.md").read_text()
     assert load_model(DealValueConfig, tmp_path / "config.yaml") == config
 
 
@@ -486,6 +588,8 @@ def test_bad_configs_are_refused_naming_the_key(tmp_path) -> None:
         load_model(DealValueConfig, None, ["explore=1.0"])
     with pytest.raises(ConfigError, match="deals"):
         load_model(DealValueConfig, None, ["deals=0"])
+    with pytest.raises(ConfigError, match="siblings"):
+        load_model(DealValueConfig, None, ["siblings=-1"])
 
 
 def test_the_command_refuses_to_replace_a_network_unasked(tmp_path, capsys) -> None:
@@ -515,9 +619,11 @@ class Stop(Exception):
 
 
 @needs_network
-def test_a_stopped_run_carries_on_to_the_same_weights(tmp_path, monkeypatch) -> None:
+@pytest.mark.parametrize("siblings", [0.0, 2.0])
+def test_a_stopped_run_carries_on_to_the_same_weights(tmp_path, monkeypatch, siblings) -> None:
+    config = SMALL.model_copy(update={"siblings": siblings})
     whole = tmp_path / "whole"
-    train_deal_value(SMALL, whole)
+    train_deal_value(config, whole)
     expected = np.load(whole / WEIGHTS)
     assert not (whole / PROGRESS).exists()
 
@@ -533,7 +639,7 @@ def test_a_stopped_run_carries_on_to_the_same_weights(tmp_path, monkeypatch) -> 
 
     monkeypatch.setattr(deal_value, "_play_chunk", play_until_chunk_2)
     with pytest.raises(Stop):
-        train_deal_value(SMALL, out)
+        train_deal_value(config, out)
     assert sorted(p.name for p in (out / PROGRESS).glob("chunk_*")) == [
         "chunk_00000.npz",
         "chunk_00001.npz",
@@ -554,13 +660,14 @@ def test_a_stopped_run_carries_on_to_the_same_weights(tmp_path, monkeypatch) -> 
     monkeypatch.setattr(deal_value, "_play_chunk", play_counted)
     monkeypatch.setattr(Progress, "save_fit", save_then_stop_after_epoch_1)
     with pytest.raises(Stop):
-        train_deal_value(SMALL, out)
+        train_deal_value(config, out)
     assert played == [0, 1, 2, 3]  # the second run played only the chunks the first had not
 
     monkeypatch.setattr(Progress, "save_fit", save_fit)
-    summary = train_deal_value(SMALL.model_copy(update={"workers": 2}), out)
+    summary = train_deal_value(config.model_copy(update={"workers": 2}), out)
     assert played == [0, 1, 2, 3]
     assert summary["read_back"] == "4 of 4 chunks, 2 of 3 epochs"
+    assert ("held_out_sibling_r2" in summary) == (siblings > 0)
     assert not (out / PROGRESS).exists()
     with np.load(out / WEIGHTS) as got:
         for name in expected.files:

@@ -17,10 +17,16 @@ Read top to bottom: ``train_deal_value`` (self-play, fit, save), then the pieces
    cards left in the stock is recorded (``agents.deal_value.position``). Once the stock is
    empty the deal is solved exactly (``agents.alphabeta.AlphaBeta``), as the searches solve
    the last round; every recorded position's target is the deal's final point difference
-   for its seat to move.
+   for its seat to move. With ``siblings``, one position of each deal, drawn uniformly among
+   those whose moves leave cards in the stock, is also branched: every legal move is played in
+   a copy and each copy played on to the end by the same player, with the same stock. The
+   siblings' outcomes then differ by their moves and what follows, not by the cards still to
+   come, which is what a search asks of its judge: which of two close positions is better.
 2. **Fit.** A two-layer ReLU network of ``width`` minimises the squared error with Adam and
    a one-cycle learning rate, holding out every ``holdout_every``-th deal to report R^2 on
-   positions of deals it never saw.
+   positions of deals it never saw. With ``siblings``, each step adds that weight times the
+   squared error of a batch of sibling groups' values about their group's mean, against their
+   outcomes about theirs (the report's sibling R^2 is measured the same way).
 3. **Save.** ``deal_value.npz`` (the weights, written atomically), ``config.yaml`` and
    ``report.md`` (rows, R^2, times) in the output folder.
 
@@ -37,7 +43,8 @@ from __future__ import annotations
 import shutil
 import time
 import warnings
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -57,6 +64,9 @@ from training.checkpoints import identity_differences
 from training.config import ConfigError, Section
 
 if TYPE_CHECKING:
+    import torch
+
+    from agents.alphabeta import AlphaBeta
     from scopa_env.engine import Deal, MaskMove
 
 #: The output folder's weights (``agents.deal_value.SHIPPED`` is this file in the shipped one).
@@ -87,6 +97,8 @@ class DealValueConfig(Section):
     #: instead of the player's, so that the fit sees positions after moves the player itself
     #: seldom makes, as a search's leaves are (0: none).
     explore: float = Field(default=0.0, ge=0.0, lt=1.0)
+    #: The weight of the sibling groups' differences in the fit (0: no siblings are played).
+    siblings: float = Field(default=0.0, ge=0.0)
     deals: int = Field(default=300_000, ge=1)
     #: Deals played together (one forward pass a ply) and seeded together.
     chunk: int = Field(default=500, ge=1)
@@ -146,14 +158,33 @@ def rule_player(spec: str) -> RuleAgent:
     return player
 
 
+def _no_rows() -> np.ndarray:
+    return np.zeros((0, POSITION_FIELDS), np.int64)
+
+
+def _no_values() -> np.ndarray:
+    return np.zeros(0, np.float32)
+
+
+def _no_indices() -> np.ndarray:
+    return np.zeros(0, np.int64)
+
+
 @dataclass(frozen=True)
 class SelfPlay:
     """Positions (``(N, POSITION_FIELDS)`` rows), their targets in points for the seat to
-    move, and the index of the deal each came from."""
+    move, and the index of the deal each came from; then the sibling positions (the same
+    three, ``sibling_deals`` naming each group by its deal), none without ``siblings``."""
 
     rows: np.ndarray
     targets: np.ndarray
     deals: np.ndarray
+    sibling_rows: np.ndarray = field(default_factory=_no_rows)
+    sibling_targets: np.ndarray = field(default_factory=_no_values)
+    sibling_deals: np.ndarray = field(default_factory=_no_indices)
+
+    def arrays(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
 def train_deal_value(config: DealValueConfig, out: Path) -> dict[str, Any]:
@@ -169,6 +200,7 @@ def train_deal_value(config: DealValueConfig, out: Path) -> dict[str, Any]:
         save_network(network, out / WEIGHTS)
         summary = {
             "positions": len(data.rows),
+            **({"sibling_positions": len(data.sibling_rows)} if config.siblings else {}),
             "deals": config.deals,
             **fit,
             "self_play_s": round(played - started, 1),
@@ -191,12 +223,13 @@ def save_network(network: DealValue, path: Path) -> None:
 
 def r_squared(network: DealValue, rows: np.ndarray, targets: np.ndarray) -> float:
     """The share of the variance of ``targets`` that ``network``'s values of ``rows`` explain
-    (NaN for fewer than two)."""
-    if len(targets) < 2:
+    (NaN for targets that do not vary)."""
+    spread = float(np.var(targets)) if len(targets) else 0.0
+    if spread == 0:
         return float("nan")
     parts = [network.values(rows[k : k + 65536]) for k in range(0, len(rows), 65536)]
     error = float(np.mean((np.concatenate(parts) - targets) ** 2))
-    return round(1.0 - error / float(np.var(targets)), 4)
+    return round(1.0 - error / spread, 4)
 
 
 class Progress:
@@ -238,8 +271,8 @@ class Progress:
             return None
         try:
             with np.load(path) as saved:
-                part = SelfPlay(saved["rows"], saved["targets"], saved["deals"])
-        except (OSError, ValueError, KeyError) as error:
+                part = SelfPlay(**{name: saved[name] for name in saved.files})
+        except (OSError, ValueError, KeyError, TypeError) as error:
             warnings.warn(f"{path} cannot be read ({error}); playing it again", stacklevel=2)
             return None
         self.resumed["chunks"] += 1
@@ -247,7 +280,7 @@ class Progress:
 
     def save_chunk(self, index: int, part: SelfPlay) -> None:
         with atomic_path(self.chunk_path(index)) as tmp:
-            np.savez_compressed(tmp, rows=part.rows, targets=part.targets, deals=part.deals)
+            np.savez_compressed(tmp, **part.arrays())
 
     def load_fit(self) -> dict[str, Any] | None:
         """The fit as its last finished epoch left it, if any."""
@@ -296,6 +329,7 @@ def self_play(config: DealValueConfig, progress: Progress | None = None) -> Self
             config.player,
             config.seat_network,
             config.explore,
+            config.siblings > 0,
         )
         for index, start in enumerate(range(0, config.deals, config.chunk))
     ]
@@ -320,33 +354,38 @@ def self_play(config: DealValueConfig, progress: Progress | None = None) -> Self
             for task, part in pool.results(_play_chunk, todo):
                 finished(task[1], part)
     ordered = [parts[index] for index in range(len(chunks))]
+    first = [index * config.chunk for index in range(len(chunks))]
     return SelfPlay(
         np.concatenate([p.rows for p in ordered]),
         np.concatenate([p.targets for p in ordered]),
-        np.concatenate([p.deals + index * config.chunk for index, p in enumerate(ordered)]),
+        np.concatenate([p.deals + start for p, start in zip(ordered, first, strict=True)]),
+        np.concatenate([p.sibling_rows for p in ordered]),
+        np.concatenate([p.sibling_targets for p in ordered]),
+        np.concatenate([p.sibling_deals + start for p, start in zip(ordered, first, strict=True)]),
     )
 
 
 _PLAYERS: dict[str | None, Any] = {}
 
 
-def _play_chunk(task: tuple[str, int, int, int, str | None, str | None, float]) -> SelfPlay:
-    """One chunk of deals: ``(network, index, deals, seed, player, seat_network, explore)``,
-    played by ``player`` if it names one, else as ``rollout`` plays its rollouts: by the seat
-    network if one is named, else by the network; a share ``explore`` of the moves uniformly
-    at random."""
+def _play_chunk(
+    task: tuple[str, int, int, int, str | None, str | None, float, bool],
+) -> SelfPlay:
+    """One chunk of deals: ``(network, index, deals, seed, player, seat_network, explore,
+    siblings)``, played by ``player`` if it names one, else as ``rollout`` plays its rollouts:
+    by the seat network if one is named, else by the network; a share ``explore`` of the moves
+    uniformly at random. With ``siblings``, one position of each deal is branched (the module
+    doc); the branches draw from a generator of their own, so the deals play as without."""
     import torch
 
     from agents.alphabeta import AlphaBeta
     from agents.greedy import MoveValuer
     from agents.guided import Root, seat_observations
     from agents.rollout import RolloutAgent
-    from agents.values import POINT
-    from scopa_env.cards import NUM_CARDS
     from scopa_env.engine import Deal
     from scopa_env.observation import deal_blocks
 
-    network, index, count, seed, spec, seat_network, explore = task
+    network, index, count, seed, spec, seat_network, explore, siblings = task
     torch.set_num_threads(1)
     key = f"{network} {seat_network}" if spec is None else spec
     if key not in _PLAYERS:  # a worker loads each player once
@@ -364,41 +403,96 @@ def _play_chunk(task: tuple[str, int, int, int, str | None, str | None, float]) 
         reset_agent(player, int(rng.integers(2**32)))
     target = player.rules.target
     roots = [Root(deal_blocks((0, 0), target, dealer), (0, 0)) for dealer in (0, 1)]
-    rows: list[tuple[int, ...]] = []
-    movers: list[int] = []
-    owners: list[int] = []
-    final = np.zeros(count)  # each deal's point difference for seat 0
-    live = list(range(count))
-    while live:
-        playing = []
-        for i in live:
-            deal = deals[i]
-            if not deal.stock:
-                final[i] = exact.value(deal, NUM_CARDS, 0) / POINT
-                continue
-            rows.append(position(deal))
-            movers.append(deal.current_player)
-            owners.append(i)
-            playing.append(i)
+
+    def advance(batch: list[Deal], explore: float) -> None:
+        """The player's move in each deal of ``batch`` (a share ``explore`` at random)."""
         for dealer in (0, 1):
-            batch = [deals[i] for i in playing if deals[i].dealer == dealer]
-            if not batch:
+            mine = [deal for deal in batch if deal.dealer == dealer]
+            if not mine:
                 continue
             if spec is None:
-                moves = player.rollout_policy.choose(batch, roots[dealer])
+                moves = player.rollout_policy.choose(mine, roots[dealer])
             else:
-                seen = seat_observations(batch, roots[dealer])
-                moves = [_rule_move(player, d, row) for d, row in zip(batch, seen, strict=True)]
-            for deal, move in zip(batch, moves, strict=True):
+                seen = seat_observations(mine, roots[dealer])
+                moves = [_rule_move(player, d, row) for d, row in zip(mine, seen, strict=True)]
+            for deal, move in zip(mine, moves, strict=True):
                 if explore and rng.random() < explore:
                     legal = deal.legal_mask_moves()
                     move = legal[int(rng.integers(len(legal)))]
                 deal.play_unchecked(*move)
+
+    main = _Recorder()
+    branched = _Recorder()
+    branches: list[Deal] = []
+    branch_at = np.full(count, -1)
+    if siblings:  # a position whose every move leaves cards in the stock
+        positions = len(deals[0].stock) - 1
+        branch_at = np.random.default_rng([seed, index, 1]).integers(positions, size=count)
+    seen_positions = np.zeros(count, np.int64)
+
+    def visit(i: int, deal: Deal) -> None:
+        main.record(deal, i)
+        if seen_positions[i] == branch_at[i] and len(deal.legal_mask_moves()) > 1:
+            for move in deal.legal_mask_moves():
+                sibling = deal.copy()
+                sibling.play_unchecked(*move)
+                branched.record(sibling, i)
+                branches.append(sibling)
+        seen_positions[i] += 1
+
+    final = _play_to_end(deals, lambda batch: advance(batch, explore), exact, visit)
+    ends = _play_to_end(branches, lambda batch: advance(batch, 0.0), exact)
+    rows, targets, deal_of = main.arrays(final[main.owners])
+    sibling_rows, sibling_targets, sibling_deals = branched.arrays(ends)
+    return SelfPlay(rows, targets, deal_of, sibling_rows, sibling_targets, sibling_deals)
+
+
+class _Recorder:
+    """Positions as they are met, each with its mover and the deal it belongs to."""
+
+    def __init__(self) -> None:
+        self.rows: list[tuple[int, ...]] = []
+        self.movers: list[int] = []
+        self.owners: list[int] = []
+
+    def record(self, deal: Deal, owner: int) -> None:
+        self.rows.append(position(deal))
+        self.movers.append(deal.current_player)
+        self.owners.append(owner)
+
+    def arrays(self, final: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Rows, targets (``final``, each row's deal's difference for seat 0, from its mover's
+        side) and owners."""
+        sign = np.where(np.array(self.movers) == 0, 1.0, -1.0)
+        table = np.array(self.rows, np.int64).reshape(-1, POSITION_FIELDS)
+        return table, (sign * final).astype(np.float32), np.array(self.owners, np.int64)
+
+
+def _play_to_end(
+    deals: list[Deal],
+    advance: Callable[[list[Deal]], None],
+    exact: AlphaBeta,
+    visit: Callable[[int, Deal], None] | None = None,
+) -> np.ndarray:
+    """Each deal's point difference for seat 0 once ``advance`` has played it until the stock
+    is empty and the rest is solved; ``visit(i, deal)`` first sees every position before."""
+    from agents.values import POINT
+    from scopa_env.cards import NUM_CARDS
+
+    final = np.zeros(len(deals))
+    live = list(range(len(deals)))
+    while live:
+        playing = []
+        for i in live:
+            if not deals[i].stock:
+                final[i] = exact.value(deals[i], NUM_CARDS, 0) / POINT
+                continue
+            if visit is not None:
+                visit(i, deals[i])
+            playing.append(i)
+        advance([deals[i] for i in playing])
         live = playing
-    deal_of = np.array(owners, np.int64)
-    sign = np.where(np.array(movers) == 0, 1.0, -1.0)
-    table = np.array(rows, np.int64).reshape(-1, POSITION_FIELDS)
-    return SelfPlay(table, (sign * final[deal_of]).astype(np.float32), deal_of)
+    return final
 
 
 def _rule_move(player: RuleAgent, deal: Deal, seen: np.ndarray) -> MaskMove:
@@ -427,12 +521,19 @@ def fit_value(
     rows = blinded(data.rows) if config.blind else data.rows
     train_rows, train_y = rows[~held], torch.from_numpy(data.targets[~held])
     test_rows, test_y = rows[held], torch.from_numpy(data.targets[held])
+    sibling_rows = blinded(data.sibling_rows) if config.blind else data.sibling_rows
+    sibling_held = data.sibling_deals % config.holdout_every == 0
+    train_groups, test_groups = (
+        SiblingGroups.of(sibling_rows[keep], data.sibling_targets[keep], data.sibling_deals[keep])
+        for keep in (~sibling_held, sibling_held)
+    )
     width = config.width
     net = nn.Sequential(
         nn.Linear(NUM_FEATURES, width), nn.ReLU(), nn.Linear(width, width), nn.ReLU(),
         nn.Linear(width, 1),
     )  # fmt: skip
     steps_per_epoch = max(1, len(train_rows) // config.batch_size)
+    groups_per_step = -(-len(train_groups) // steps_per_epoch)
     optimizer = torch.optim.Adam(net.parameters(), lr=config.learning_rate)
     schedule = torch.optim.lr_scheduler.OneCycleLR(
         optimizer, max_lr=config.learning_rate, total_steps=config.epochs * steps_per_epoch
@@ -447,10 +548,21 @@ def fit_value(
         first = saved["epoch"] + 1
     for epoch in range(first, config.epochs):
         order = torch.randperm(len(train_rows)).numpy()
+        if config.siblings:
+            group_order = torch.randperm(len(train_groups)).numpy()
         for step in range(steps_per_epoch):
             batch = order[step * config.batch_size : (step + 1) * config.batch_size]
             x = torch.from_numpy(encode(train_rows[batch]))
             loss = nn.functional.mse_loss(net(x).squeeze(-1), train_y[batch])
+            if config.siblings:
+                some = group_order[step * groups_per_step : (step + 1) * groups_per_step]
+                these, outcomes, group = train_groups.take(some)
+                if len(these):
+                    values = net(torch.from_numpy(encode(these))).squeeze(-1)
+                    error = sibling_errors(
+                        values, torch.from_numpy(outcomes), torch.from_numpy(group)
+                    )
+                    loss = loss + config.siblings * error.pow(2).mean()
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
@@ -472,13 +584,79 @@ def fit_value(
         arrays[f"b{k}"] = layer.bias.detach().numpy().copy()
     value = DealValue(**arrays, **{BLIND: np.asarray(int(config.blind))})
 
+    siblings = {
+        "held_out_sibling_groups": len(test_groups),
+        "held_out_sibling_r2": sibling_r_squared(value, test_groups),
+    }
     return value, {
         "train_positions": len(train_rows),
         "held_out_positions": len(test_rows),
         "target_std": round(float(data.targets.std()), 4),
         "train_r2": r_squared(value, train_rows[:R2_ROWS], train_y[:R2_ROWS].numpy()),
         "held_out_r2": r_squared(value, test_rows, test_y.numpy()),
+        **(siblings if config.siblings else {}),
     }
+
+
+@dataclass(frozen=True)
+class SiblingGroups:
+    """Sibling positions in groups (those of one deal, consecutive) and their outcomes."""
+
+    rows: np.ndarray
+    targets: np.ndarray
+    starts: np.ndarray
+    sizes: np.ndarray
+
+    @classmethod
+    def of(cls, rows: np.ndarray, targets: np.ndarray, deals: np.ndarray) -> SiblingGroups:
+        """The groups of ``rows``, each a run of one deal in ``deals``."""
+        starts = np.flatnonzero(np.diff(deals, prepend=-1)) if len(deals) else _no_indices()
+        return cls(rows, targets, starts, np.diff(starts, append=len(deals)))
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def take(self, groups: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The rows and outcomes of ``groups``, and each row's place among them."""
+        sizes = self.sizes[groups]
+        group = np.repeat(np.arange(len(groups)), sizes)
+        offsets = np.arange(len(group)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+        picked = np.repeat(self.starts[groups], sizes) + offsets
+        return self.rows[picked], self.targets[picked], group
+
+
+def sibling_errors(
+    values: torch.Tensor, targets: torch.Tensor, group: torch.Tensor
+) -> torch.Tensor:
+    """Each sibling's value about its group's mean, less its outcome about the group's."""
+    import torch
+
+    count = int(group.max()) + 1 if len(group) else 0
+
+    def total(x: torch.Tensor) -> torch.Tensor:
+        return torch.zeros(count, dtype=x.dtype).index_add_(0, group, x)
+
+    size = total(torch.ones_like(values))
+
+    def centred(x: torch.Tensor) -> torch.Tensor:
+        return x - (total(x) / size)[group]
+
+    return centred(values) - centred(targets)
+
+
+def sibling_r_squared(network: DealValue, groups: SiblingGroups) -> float:
+    """The share of the spread of sibling outcomes about their groups' means that
+    ``network``'s values about theirs explain (NaN for outcomes that do not spread)."""
+    import torch
+
+    rows, targets, group = groups.take(np.arange(len(groups)))
+    outcomes, at = torch.from_numpy(targets.astype(np.float64)), torch.from_numpy(group)
+    spread = float(sibling_errors(torch.zeros_like(outcomes), outcomes, at).pow(2).sum())
+    if spread == 0:
+        return float("nan")
+    values = torch.from_numpy(network.values(rows).astype(np.float64))
+    error = float(sibling_errors(values, outcomes, at).pow(2).sum())
+    return round(1.0 - error / spread, 4)
 
 
 def _report(summary: dict[str, Any]) -> str:
