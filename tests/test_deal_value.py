@@ -409,6 +409,38 @@ def test_siblings_are_every_move_at_one_position_played_on_with_the_deals_stock(
     assert len(branched_at) > 4  # drawn, not one position every time
 
 
+@needs_network
+def test_siblings_played_on_with_more_stocks_take_the_mean_outcome() -> None:
+    config = DealValueConfig(deals=6, chunk=6, workers=1, seed=2, siblings=1.0)
+    one = self_play(config)
+    two = self_play(config.model_copy(update={"sibling_stocks": 2}))
+    np.testing.assert_array_equal(one.rows, two.rows)
+    np.testing.assert_array_equal(one.sibling_rows, two.sibling_rows)
+    # The first order is the deal's own; the other outcome is whole points too.
+    other = 2 * two.sibling_targets - one.sibling_targets
+    assert np.all(other == np.round(other))
+    assert np.any(other != one.sibling_targets)
+
+
+def test_a_group_of_siblings_is_restocked_with_one_shuffle_of_its_stock() -> None:
+    deal = played_to(3, 6)  # round two, three cards in each hand
+    siblings = []
+    for move in deal.legal_mask_moves()[:2]:
+        sibling = deal.copy()
+        sibling.play_unchecked(*move)
+        siblings.append(sibling)
+    lone = played_to(8, 2)
+    restocked = deal_value._restocked([*siblings, lone], [5, 5, 9], np.random.default_rng(0))
+    first, second, third = restocked
+    assert first.stock == second.stock != deal.stock  # one shuffle for the group
+    assert sorted(first.stock) == sorted(deal.stock)
+    assert sorted(third.stock) == sorted(lone.stock)
+    for before, after in zip([*siblings, lone], restocked, strict=True):
+        assert after.hands == before.hands and after.table == before.table
+        assert after.current_player == before.current_player
+        assert position(after) == position(before)  # a row holds no order of the stock
+
+
 def test_sibling_errors_compare_each_value_and_outcome_about_its_groups_mean() -> None:
     values = torch.tensor([1.0, 2.0, 3.0, 7.0])
     outcomes = torch.tensor([0.0, 2.0, 5.0, -4.0])

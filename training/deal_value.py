@@ -99,6 +99,9 @@ class DealValueConfig(Section):
     explore: float = Field(default=0.0, ge=0.0, lt=1.0)
     #: The weight of the sibling groups' differences in the fit (0: no siblings are played).
     siblings: float = Field(default=0.0, ge=0.0)
+    #: Orders of the stock each sibling is played on with, its target their mean outcome: the
+    #: deal's own, then shuffles of the same cards (one a group, for all its siblings alike).
+    sibling_stocks: int = Field(default=1, ge=1)
     deals: int = Field(default=300_000, ge=1)
     #: Deals played together (one forward pass a ply) and seeded together.
     chunk: int = Field(default=500, ge=1)
@@ -329,7 +332,7 @@ def self_play(config: DealValueConfig, progress: Progress | None = None) -> Self
             config.player,
             config.seat_network,
             config.explore,
-            config.siblings > 0,
+            config.sibling_stocks if config.siblings > 0 else 0,
         )
         for index, start in enumerate(range(0, config.deals, config.chunk))
     ]
@@ -369,13 +372,14 @@ _PLAYERS: dict[str | None, Any] = {}
 
 
 def _play_chunk(
-    task: tuple[str, int, int, int, str | None, str | None, float, bool],
+    task: tuple[str, int, int, int, str | None, str | None, float, int],
 ) -> SelfPlay:
     """One chunk of deals: ``(network, index, deals, seed, player, seat_network, explore,
-    siblings)``, played by ``player`` if it names one, else as ``rollout`` plays its rollouts:
+    stocks)``, played by ``player`` if it names one, else as ``rollout`` plays its rollouts:
     by the seat network if one is named, else by the network; a share ``explore`` of the moves
-    uniformly at random. With ``siblings``, one position of each deal is branched (the module
-    doc); the branches draw from a generator of their own, so the deals play as without."""
+    uniformly at random. With ``stocks``, one position of each deal is branched (the module
+    doc) and each sibling played on with that many orders of the stock; the branches draw from
+    a generator of their own, so the deals play as without."""
     import torch
 
     from agents.alphabeta import AlphaBeta
@@ -385,7 +389,7 @@ def _play_chunk(
     from scopa_env.engine import Deal
     from scopa_env.observation import deal_blocks
 
-    network, index, count, seed, spec, seat_network, explore, siblings = task
+    network, index, count, seed, spec, seat_network, explore, stocks = task
     torch.set_num_threads(1)
     key = f"{network} {seat_network}" if spec is None else spec
     if key not in _PLAYERS:  # a worker loads each player once
@@ -425,9 +429,9 @@ def _play_chunk(
     branched = _Recorder()
     branches: list[Deal] = []
     branch_at = np.full(count, -1)
-    if siblings:  # a position whose every move leaves cards in the stock
-        positions = len(deals[0].stock) - 1
-        branch_at = np.random.default_rng([seed, index, 1]).integers(positions, size=count)
+    shuffles = np.random.default_rng([seed, index, 1])
+    if stocks:  # a position whose every move leaves cards in the stock
+        branch_at = shuffles.integers(len(deals[0].stock) - 1, size=count)
     seen_positions = np.zeros(count, np.int64)
 
     def visit(i: int, deal: Deal) -> None:
@@ -441,10 +445,27 @@ def _play_chunk(
         seen_positions[i] += 1
 
     final = _play_to_end(deals, lambda batch: advance(batch, explore), exact, visit)
-    ends = _play_to_end(branches, lambda batch: advance(batch, 0.0), exact)
+    restocked = [_restocked(branches, branched.owners, shuffles) for _ in range(1, stocks)]
+    ends = sum(
+        (_play_to_end(b, lambda batch: advance(batch, 0.0), exact) for b in [branches, *restocked]),
+        start=np.zeros(len(branches)),
+    )
     rows, targets, deal_of = main.arrays(final[main.owners])
-    sibling_rows, sibling_targets, sibling_deals = branched.arrays(ends)
+    sibling_rows, sibling_targets, sibling_deals = branched.arrays(ends / max(stocks, 1))
     return SelfPlay(rows, targets, deal_of, sibling_rows, sibling_targets, sibling_deals)
+
+
+def _restocked(deals: list[Deal], groups: list[int], rng: np.random.Generator) -> list[Deal]:
+    """Copies of two-player ``deals`` with their stock shuffled, alike within a group."""
+    orders: dict[int, np.ndarray] = {}
+    out = []
+    for deal, group in zip(deals, groups, strict=True):
+        stock = np.array(deal.stock)
+        if group not in orders:
+            orders[group] = rng.permutation(len(stock))
+        other = deal.hands[1 - deal.current_player]
+        out.append(deal.with_hidden_cards(deal.current_player, [*other, *stock[orders[group]]]))
+    return out
 
 
 class _Recorder:
