@@ -446,10 +446,9 @@ def _play_chunk(
 
     final = _play_to_end(deals, lambda batch: advance(batch, explore), exact, visit)
     restocked = [_restocked(branches, branched.owners, shuffles) for _ in range(1, stocks)]
-    ends = sum(
-        (_play_to_end(b, lambda batch: advance(batch, 0.0), exact) for b in [branches, *restocked]),
-        start=np.zeros(len(branches)),
-    )
+    ends = np.zeros(len(branches))
+    for copies in [branches, *restocked]:
+        ends += _play_to_end(copies, lambda batch: advance(batch, 0.0), exact)
     rows, targets, deal_of = main.arrays(final[main.owners])
     sibling_rows, sibling_targets, sibling_deals = branched.arrays(ends / max(stocks, 1))
     return SelfPlay(rows, targets, deal_of, sibling_rows, sibling_targets, sibling_deals)
