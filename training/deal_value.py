@@ -434,14 +434,20 @@ def _play_chunk(
         branch_at = shuffles.integers(len(deals[0].stock) - 1, size=count)
     seen_positions = np.zeros(count, np.int64)
 
+    def branch(i: int, deal: Deal) -> None:
+        moves = deal.legal_mask_moves()
+        if len(moves) < 2:
+            return
+        for move in moves:
+            sibling = deal.copy()
+            sibling.play_unchecked(*move)
+            branched.record(sibling, i)
+            branches.append(sibling)
+
     def visit(i: int, deal: Deal) -> None:
         main.record(deal, i)
-        if seen_positions[i] == branch_at[i] and len(deal.legal_mask_moves()) > 1:
-            for move in deal.legal_mask_moves():
-                sibling = deal.copy()
-                sibling.play_unchecked(*move)
-                branched.record(sibling, i)
-                branches.append(sibling)
+        if seen_positions[i] == branch_at[i]:
+            branch(i, deal)
         seen_positions[i] += 1
 
     final = _play_to_end(deals, lambda batch: advance(batch, explore), exact, visit)
