@@ -19,6 +19,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--overwrite", action="store_true", help=f"replace the {WEIGHTS} already in --out"
     )
+    parser.add_argument("--no-progress", action="store_true", help="hide the progress bars")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -27,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
     if (args.out / WEIGHTS).exists() and not stopped and not args.overwrite:
         raise ConfigError(f"{args.out / WEIGHTS} exists; pass --overwrite to replace it")
     try:
-        summary = train_deal_value(config, args.out)
+        summary = train_deal_value(config, args.out, show_progress=not args.no_progress)
     except KeyboardInterrupt:
         progress = args.out / PROGRESS
         if not progress.is_dir():

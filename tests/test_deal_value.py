@@ -643,6 +643,18 @@ def test_a_run_stopped_after_writing_its_weights_is_carried_on_unasked(tmp_path)
     assert (tmp_path / WEIGHTS).read_bytes() == weights
 
 
+@needs_network
+def test_the_command_draws_a_bar_for_the_self_play_and_the_fit_unless_asked_not_to(
+    tmp_path, capsys
+) -> None:
+    args = ["value", "deals=4", "chunk=2", "workers=1", "width=4", "epochs=1"]
+    assert main([*args, "--out", str(tmp_path / "shown")]) == 0
+    err = capsys.readouterr().err
+    assert "self-play: 100%" in err and "4/4" in err and "fit: 100%" in err
+    assert main([*args, "--out", str(tmp_path / "hidden"), "--no-progress"]) == 0
+    assert capsys.readouterr().err == ""
+
+
 SMALL = DealValueConfig(deals=40, chunk=10, workers=1, width=8, epochs=3, batch_size=64)
 
 

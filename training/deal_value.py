@@ -190,15 +190,18 @@ class SelfPlay:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
-def train_deal_value(config: DealValueConfig, out: Path) -> dict[str, Any]:
+def train_deal_value(
+    config: DealValueConfig, out: Path, show_progress: bool = False
+) -> dict[str, Any]:
     """Self-play, fit and save into ``out``, carrying on from ``out/progress`` if a run of
-    the same config was stopped there; returns what ``report.md`` records."""
+    the same config was stopped there (with ``show_progress``, a bar for each on stderr);
+    returns what ``report.md`` records."""
     with folder_lock(out):
         progress = Progress(out / PROGRESS, config)
         started = time.perf_counter()
-        data = self_play(config, progress)
+        data = self_play(config, progress, show_progress)
         played = time.perf_counter()
-        network, fit = fit_value(data, config, progress)
+        network, fit = fit_value(data, config, progress, show_progress)
         finished = time.perf_counter()
         save_network(network, out / WEIGHTS)
         summary = {
@@ -318,7 +321,9 @@ class Progress:
         shutil.rmtree(self.folder)
 
 
-def self_play(config: DealValueConfig, progress: Progress | None = None) -> SelfPlay:
+def self_play(
+    config: DealValueConfig, progress: Progress | None = None, show_progress: bool = False
+) -> SelfPlay:
     """Every chunk of ``config.deals`` played by the network (or ``config.player``, or
     ``config.seat_network``), over
     ``config.workers``; with ``progress``, chunks it holds are read back and each new one is
@@ -343,19 +348,23 @@ def self_play(config: DealValueConfig, progress: Progress | None = None) -> Self
             if part is not None:
                 parts[task[1]] = part
     todo = [task for task in chunks if task[1] not in parts]
+    played = config.deals - sum(task[2] for task in todo)
+    bar = _bar(config.deals, played, "deal", "self-play", show_progress)
 
-    def finished(index: int, part: SelfPlay) -> None:
-        parts[index] = part
+    def finished(task: tuple[Any, ...], part: SelfPlay) -> None:
+        parts[task[1]] = part
         if progress is not None:
-            progress.save_chunk(index, part)
+            progress.save_chunk(task[1], part)
+        bar.update(task[2])
 
-    if config.workers == 1 or len(todo) <= 1:
-        for task in todo:
-            finished(task[1], _play_chunk(task))
-    else:
-        with WorkerPool(min(config.workers, len(todo))) as pool:
-            for task, part in pool.results(_play_chunk, todo):
-                finished(task[1], part)
+    with bar:
+        if config.workers == 1 or len(todo) <= 1:
+            for task in todo:
+                finished(task, _play_chunk(task))
+        else:
+            with WorkerPool(min(config.workers, len(todo))) as pool:
+                for task, part in pool.results(_play_chunk, todo):
+                    finished(task, part)
     ordered = [parts[index] for index in range(len(chunks))]
     first = [index * config.chunk for index in range(len(chunks))]
     return SelfPlay(
@@ -369,6 +378,15 @@ def self_play(config: DealValueConfig, progress: Progress | None = None) -> Self
 
 
 _PLAYERS: dict[str | None, Any] = {}
+
+
+def _bar(total: int, done: int, unit: str, desc: str, show: bool) -> Any:
+    """A progress bar on stderr, as ``scopa eval`` and ``scopa train`` draw theirs."""
+    from tqdm import tqdm
+
+    return tqdm(
+        total=total, initial=done, unit=unit, desc=desc, disable=not show, dynamic_ncols=True
+    )
 
 
 def _play_chunk(
@@ -532,10 +550,14 @@ def _rule_move(player: RuleAgent, deal: Deal, seen: np.ndarray) -> MaskMove:
 
 
 def fit_value(
-    data: SelfPlay, config: DealValueConfig, progress: Progress | None = None
+    data: SelfPlay,
+    config: DealValueConfig,
+    progress: Progress | None = None,
+    show_progress: bool = False,
 ) -> tuple[DealValue, dict[str, float]]:
     """The network fitted to ``data`` and its squared errors: held-out R^2 and the rest.
-    With ``progress``, the fit is saved after each epoch and carried on from the last saved."""
+    With ``progress``, the fit is saved after each epoch and carried on from the last saved;
+    with ``show_progress``, a bar of its steps on stderr."""
     import torch
     from torch import nn
 
@@ -572,37 +594,34 @@ def fit_value(
         schedule.load_state_dict(saved["schedule"])
         torch.set_rng_state(saved["rng"])
         first = saved["epoch"] + 1
-    for epoch in range(first, config.epochs):
-        order = torch.randperm(len(train_rows)).numpy()
-        if config.siblings:
-            group_order = torch.randperm(len(train_groups)).numpy()
-        for step in range(steps_per_epoch):
-            batch = order[step * config.batch_size : (step + 1) * config.batch_size]
-            x = torch.from_numpy(encode(train_rows[batch]))
-            loss = nn.functional.mse_loss(net(x).squeeze(-1), train_y[batch])
+    total = config.epochs * steps_per_epoch
+    with _bar(total, first * steps_per_epoch, "step", "fit", show_progress) as bar:
+        for epoch in range(first, config.epochs):
+            order = torch.randperm(len(train_rows)).numpy()
             if config.siblings:
-                some = group_order[step * groups_per_step : (step + 1) * groups_per_step]
-                these, outcomes, group = train_groups.take(some)
-                if len(these):
-                    values = net(torch.from_numpy(encode(these))).squeeze(-1)
-                    error = sibling_errors(
-                        values, torch.from_numpy(outcomes), torch.from_numpy(group)
-                    )
-                    loss = loss + config.siblings * error.pow(2).mean()
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            schedule.step()
-        if progress is not None:
-            progress.save_fit(
-                {
-                    "epoch": epoch,
-                    "net": net.state_dict(),
-                    "optimizer": optimizer.state_dict(),
-                    "schedule": schedule.state_dict(),
-                    "rng": torch.get_rng_state(),
-                }
-            )
+                group_order = torch.randperm(len(train_groups)).numpy()
+            for step in range(steps_per_epoch):
+                batch = order[step * config.batch_size : (step + 1) * config.batch_size]
+                x = torch.from_numpy(encode(train_rows[batch]))
+                loss = nn.functional.mse_loss(net(x).squeeze(-1), train_y[batch])
+                if config.siblings:
+                    some = group_order[step * groups_per_step : (step + 1) * groups_per_step]
+                    loss = loss + config.siblings * _sibling_loss(net, train_groups, some)
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+                schedule.step()
+                bar.update()
+            if progress is not None:
+                progress.save_fit(
+                    {
+                        "epoch": epoch,
+                        "net": net.state_dict(),
+                        "optimizer": optimizer.state_dict(),
+                        "schedule": schedule.state_dict(),
+                        "rng": torch.get_rng_state(),
+                    }
+                )
     layers = [m for m in net if isinstance(m, nn.Linear)]
     arrays = {}
     for k, layer in enumerate(layers, start=1):
@@ -649,6 +668,19 @@ class SiblingGroups:
         offsets = np.arange(len(group)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
         picked = np.repeat(self.starts[groups], sizes) + offsets
         return self.rows[picked], self.targets[picked], group
+
+
+def _sibling_loss(net: torch.nn.Module, groups: SiblingGroups, some: np.ndarray) -> Any:
+    """The mean squared sibling error of groups ``some`` (0 for none)."""
+    import torch
+
+    from agents.deal_value import encode
+
+    these, outcomes, group = groups.take(some)
+    if not len(these):
+        return 0.0
+    values = net(torch.from_numpy(encode(these))).squeeze(-1)
+    return sibling_errors(values, torch.from_numpy(outcomes), torch.from_numpy(group)).pow(2).mean()
 
 
 def sibling_errors(
