@@ -56,7 +56,9 @@ def run(args: argparse.Namespace) -> int:
         if run_dir is None:
             raise ConfigError("--collect-only saves the decisions in a run folder: give --run-dir")
         start = time.perf_counter()
-        decisions = collect_decisions(config, run_dir, resume=args.resume is not None)
+        decisions = collect_decisions(
+            config, run_dir, resume=args.resume is not None, progress=not args.no_progress
+        )
         print(
             f"{decisions:,} decisions in {run_dir / 'warm_start'} "
             f"({time.perf_counter() - start:.0f} s); clone and train on them with "

@@ -452,6 +452,33 @@ def test_warm_start_in_workers_is_independent_of_their_number_and_resumes(
     )
 
 
+def test_the_warm_start_draws_a_bar_of_its_decisions_from_those_saved(
+    tmp_path: Path, capsys
+) -> None:
+    from functools import partial
+
+    from agents.greedy import GreedyAgent
+    from training.selfplay import PoolVecEnv
+    from training.train import warm_start_task
+    from training.warm_start import collect, collect_in_tasks
+
+    config = validate(_tiny(warm_start={**TINY["warm_start"], "task_samples": 64}))
+    make_task = partial(warm_start_task, config)
+    collect_in_tasks(make_task, 128, 64, 1.0, 1, tmp_path, show_progress=True)
+    assert "warm start: 100%" in capsys.readouterr().err
+    (tmp_path / "task_0001.npz").unlink()
+    collect_in_tasks(make_task, 128, 64, 1.0, 1, tmp_path, show_progress=True)
+    err = capsys.readouterr().err
+    assert "warm start:  50%" in err and "128/128" in err  # the saved task counted at once
+    collect_in_tasks(make_task, 128, 64, 1.0, 1, tmp_path)
+    assert capsys.readouterr().err == ""
+
+    pool = OpponentPool({"greedy": 1.0}, 1, seed=0)
+    env = PoolVecEnv(16, 2, pool, {"greedy": GreedyAgent()}, seed=0)
+    collect(env, GreedyAgent(), samples=640, gamma=1.0, show_progress=True)
+    assert "640/640" in capsys.readouterr().err
+
+
 def test_a_run_stopped_in_its_warm_start_resumes_from_the_saved_tasks(tmp_path: Path) -> None:
     from training.train import latest_checkpoint, train
 
@@ -468,6 +495,16 @@ def test_a_run_stopped_in_its_warm_start_resumes_from_the_saved_tasks(tmp_path: 
     assert resumed.timesteps == 256 and (run_dir / "report.md").is_file()
     assert [p.stat().st_mtime_ns for p in tasks] == stamps
     assert latest_checkpoint(run_dir).name == "update_000002"  # type: ignore[union-attr]
+
+
+def test_a_runs_bars_end_full_at_the_steps_it_takes(tmp_path: Path, capsys) -> None:
+    from training.train import train
+
+    result = train(validate(_tiny(total_timesteps=200)), tmp_path / "run")
+    assert result.timesteps == 256  # PPO finishes the rollout that passes the total
+    shown = capsys.readouterr().err.replace("\n", "\r").split("\r")
+    assert any(line.startswith("warm start: 100%") for line in shown)
+    assert any(line.startswith("tiny: 100%") and "256/256" in line for line in shown)
 
 
 def test_warm_start_too_small_to_finish_an_episode_is_a_clear_error() -> None:

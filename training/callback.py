@@ -67,7 +67,7 @@ class TrainingCallback(_base_callback()):  # type: ignore[misc]
         from tqdm import tqdm
 
         self.bar = tqdm(
-            total=self.config.total_timesteps,
+            total=self.config.total_updates * self.config.rollout_size,
             initial=self.model.num_timesteps,
             unit="step",
             unit_scale=True,

@@ -90,7 +90,9 @@ def train(
             raise KeyboardInterrupt(how) from None
 
 
-def collect_decisions(config: TrainConfig, run_dir: Path | str, resume: bool = False) -> int:
+def collect_decisions(
+    config: TrainConfig, run_dir: Path | str, resume: bool = False, progress: bool = True
+) -> int:
     """Play the warm start's decisions into ``run_dir/warm_start`` and stop: no clone, no PPO.
 
     The tasks are those ``train`` would play (the same seeds), so ``scopa train --resume
@@ -123,6 +125,7 @@ def collect_decisions(config: TrainConfig, run_dir: Path | str, resume: bool = F
             cfg.workers,
             run_dir / "warm_start",
             cfg.ray,
+            show_progress=progress,
         )
     return len(data.actions)
 
@@ -261,7 +264,7 @@ def _train(
                 from training.warm_start import start_from
 
                 start_from(model, saved_model(config.warm_start.finetune_from), "finetune_from")
-            state.warm_start = run_warm_start(model, env, config, run_dir)
+            state.warm_start = run_warm_start(model, env, config, run_dir, progress)
             state.wall_s += state.warm_start["seconds"]
             with atomic_path(run_dir / "clone.zip") as tmp:  # PPO's starting point, to compare
                 save_for_play(model, tmp)
@@ -357,7 +360,7 @@ def _train(
 
 
 def run_warm_start(
-    model: MaskablePPO, env: Any, config: TrainConfig, run_dir: Path
+    model: MaskablePPO, env: Any, config: TrainConfig, run_dir: Path, progress: bool = True
 ) -> dict[str, float]:
     """Clone the configured teacher into the fresh policy (see ``training.warm_start``)."""
     from agents import make_agent
@@ -378,6 +381,7 @@ def run_warm_start(
             make_task=functools.partial(warm_start_task, config),
             folder=run_dir / "warm_start",
             rollin=rollin_player(config, config.seed + 6),
+            show_progress=progress,
         )
     played = "" if cfg.rollin is None else f" where {cfg.rollin} played"
     print(

@@ -42,6 +42,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import torch
 from threadpoolctl import threadpool_limits
+from tqdm import tqdm
 
 from evaluation.records import atomic_path
 from evaluation.workers import open_pool
@@ -187,9 +188,15 @@ def with_values(teacher: Any, rows: int = 1) -> Any:
 
 
 def collect(
-    env: Any, teacher: Any, samples: int, gamma: float, rollin: Any | None = None
+    env: Any,
+    teacher: Any,
+    samples: int,
+    gamma: float,
+    rollin: Any | None = None,
+    show_progress: bool = False,
 ) -> Decisions:
-    """The teacher plays the learner's seat; returns its decisions.
+    """The teacher plays the learner's seat; returns its decisions (with ``show_progress``, a
+    bar of them on stderr).
 
     Returns are discounted sums of the environment's rewards to the end of each episode;
     decisions whose episode was still running when collection stopped are dropped. A teacher
@@ -213,6 +220,14 @@ def collect(
     seen = getattr(env, "play_width", env.observation_space.shape[0])
     env.draw_opponents()
     obs = env.reset()
+    bar = tqdm(
+        total=steps * n,
+        unit="decision",
+        unit_scale=True,
+        desc="warm start",
+        disable=not show_progress,
+        dynamic_ncols=True,
+    )
     for t in range(steps):
         masks = env.action_masks()
         if value_buf is not None:
@@ -224,6 +239,8 @@ def collect(
         obs_buf[t], mask_buf[t], act_buf[t] = obs, masks, actions
         played = actions if roll is None else roll.actions(obs[:, :seen], masks)
         obs, rew_buf[t], done_buf[t], _ = env.step(played)
+        bar.update(n)
+    bar.close()
     returns = np.zeros((steps, n), np.float32)
     valid = np.zeros((steps, n), bool)
     running = np.zeros(n, np.float32)
@@ -369,8 +386,10 @@ def collect_in_tasks(
     workers: int,
     folder: Path,
     ray: str | None = None,
+    show_progress: bool = False,
 ) -> Decisions:
-    """``collect`` split into tasks of ``task_samples`` run by ``workers`` processes or on Ray.
+    """``collect`` split into tasks of ``task_samples`` run by ``workers`` processes or on Ray
+    (with ``show_progress``, a bar of their decisions on stderr).
 
     ``make_task(i)`` builds task ``i``'s environment, teacher and roll-in player (``None``: the
     teacher plays) with the task's own seeds, so the data do not depend on the number of
@@ -388,12 +407,24 @@ def collect_in_tasks(
     tasks = -(-samples // task_samples)
     paths = [folder / f"task_{i:04d}.npz" for i in range(tasks)]
     todo = [i for i, path in enumerate(paths) if not path.is_file()]
-    if todo:
-        task = functools.partial(_collect_task, make_task, samples=task_samples, gamma=gamma)
-        with open_pool(min(workers, len(todo)), ray) as pool:
-            for index, arrays in pool.results(task, todo):
-                with atomic_path(paths[index]) as tmp:
-                    np.savez_compressed(tmp, **arrays)
+    total = tasks * task_samples
+    saved = total - len(todo) * task_samples
+    with tqdm(
+        total=total,
+        initial=saved,
+        unit="decision",
+        unit_scale=True,
+        desc="warm start",
+        disable=not show_progress,
+        dynamic_ncols=True,
+    ) as bar:
+        if todo:
+            task = functools.partial(_collect_task, make_task, samples=task_samples, gamma=gamma)
+            with open_pool(min(workers, len(todo)), ray) as pool:
+                for index, arrays in pool.results(task, todo):
+                    with atomic_path(paths[index]) as tmp:
+                        np.savez_compressed(tmp, **arrays)
+                    bar.update(task_samples)
     return read_decisions(paths)
 
 
@@ -437,8 +468,10 @@ def warm_start(
     make_task: Callable[[int], tuple[Any, Any, Any]] | None = None,
     folder: Path | None = None,
     rollin: Any | None = None,
+    show_progress: bool = False,
 ) -> WarmStartResult:
-    """Collect the teacher's play and clone it into ``model.policy``.
+    """Collect the teacher's play and clone it into ``model.policy`` (with ``show_progress``,
+    a bar of the collection on stderr).
 
     The teacher plays in ``env`` (or ``rollin`` plays and the teacher is recorded), or, when
     ``config.workers`` is set, in the tasks that ``make_task`` builds (see
@@ -446,7 +479,7 @@ def warm_start(
     """
     start = time.perf_counter()
     if config.workers is None:
-        data = collect(env, teacher, config.samples, model.gamma, rollin)
+        data = collect(env, teacher, config.samples, model.gamma, rollin, show_progress)
     else:
         if make_task is None or folder is None:
             raise ValueError("collecting with workers needs make_task and folder")
@@ -458,6 +491,7 @@ def warm_start(
             config.workers,
             folder,
             config.ray,
+            show_progress,
         )
     accuracy = behaviour_clone(
         model.policy,
