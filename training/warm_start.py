@@ -220,14 +220,7 @@ def collect(
     seen = getattr(env, "play_width", env.observation_space.shape[0])
     env.draw_opponents()
     obs = env.reset()
-    bar = tqdm(
-        total=steps * n,
-        unit="decision",
-        unit_scale=True,
-        desc="warm start",
-        disable=not show_progress,
-        dynamic_ncols=True,
-    )
+    bar = _decisions_bar(steps * n, 0, show_progress)
     for t in range(steps):
         masks = env.action_masks()
         if value_buf is not None:
@@ -409,15 +402,7 @@ def collect_in_tasks(
     todo = [i for i, path in enumerate(paths) if not path.is_file()]
     total = tasks * task_samples
     saved = total - len(todo) * task_samples
-    with tqdm(
-        total=total,
-        initial=saved,
-        unit="decision",
-        unit_scale=True,
-        desc="warm start",
-        disable=not show_progress,
-        dynamic_ncols=True,
-    ) as bar:
+    with _decisions_bar(total, saved, show_progress) as bar:
         if todo:
             task = functools.partial(_collect_task, make_task, samples=task_samples, gamma=gamma)
             with open_pool(min(workers, len(todo)), ray) as pool:
@@ -426,6 +411,19 @@ def collect_in_tasks(
                         np.savez_compressed(tmp, **arrays)
                     bar.update(task_samples)
     return read_decisions(paths)
+
+
+def _decisions_bar(total: int, done: int, show: bool) -> Any:
+    """The warm start's bar on stderr: decisions collected of ``total``."""
+    return tqdm(
+        total=total,
+        initial=done,
+        unit="decision",
+        unit_scale=True,
+        desc="warm start",
+        disable=not show,
+        dynamic_ncols=True,
+    )
 
 
 def read_decisions(paths: list[Path]) -> Decisions:
