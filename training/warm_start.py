@@ -220,20 +220,19 @@ def collect(
     seen = getattr(env, "play_width", env.observation_space.shape[0])
     env.draw_opponents()
     obs = env.reset()
-    bar = _decisions_bar(steps * n, 0, show_progress)
-    for t in range(steps):
-        masks = env.action_masks()
-        if value_buf is not None:
-            actions, value_buf[t] = teacher.act_batch_with_values(
-                obs[:, :seen], masks.astype(np.int8)
-            )
-        else:
-            actions = teacher_actions(teacher, obs[:, :seen], masks)
-        obs_buf[t], mask_buf[t], act_buf[t] = obs, masks, actions
-        played = actions if roll is None else roll.actions(obs[:, :seen], masks)
-        obs, rew_buf[t], done_buf[t], _ = env.step(played)
-        bar.update(n)
-    bar.close()
+    with _decisions_bar(steps * n, 0, show_progress) as bar:
+        for t in range(steps):
+            masks = env.action_masks()
+            if value_buf is not None:
+                actions, value_buf[t] = teacher.act_batch_with_values(
+                    obs[:, :seen], masks.astype(np.int8)
+                )
+            else:
+                actions = teacher_actions(teacher, obs[:, :seen], masks)
+            obs_buf[t], mask_buf[t], act_buf[t] = obs, masks, actions
+            played = actions if roll is None else roll.actions(obs[:, :seen], masks)
+            obs, rew_buf[t], done_buf[t], _ = env.step(played)
+            bar.update(n)
     returns = np.zeros((steps, n), np.float32)
     valid = np.zeros((steps, n), bool)
     running = np.zeros(n, np.float32)
