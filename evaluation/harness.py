@@ -57,6 +57,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from evaluation.players import PlayerSpec, player_for
+from evaluation.progress import progress_bar
 from evaluation.records import GameRecord, write_text
 from evaluation.stats import (
     DECK_RESAMPLES,
@@ -391,14 +392,11 @@ def run_tasks(
     as it finishes. Interrupted (Ctrl-C, SIGTERM), it stops at once: queued tasks are
     cancelled, the workers ended (``evaluation.workers``) and the journal keeps what finished.
     """
-    from tqdm import tqdm
-
     done = [t for t in tasks if journal and Journal.key(t) in journal.done]
     results = [journal.done[Journal.key(t)] for t in done] if journal else []
     todo = [t for t in tasks if not journal or Journal.key(t) not in journal.done]
     games = sum(t.games for t in tasks)
-    bar = tqdm(total=games, unit="game", disable=not progress, dynamic_ncols=True)
-    bar.update(sum(t.games for t in done))
+    bar = progress_bar(games, "game", progress, done=sum(t.games for t in done))
 
     def finished(task: Task, records: list[GameRecord]) -> None:
         results.append(records)

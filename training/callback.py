@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from agents.oracle_policy import save_for_play
+from evaluation.progress import progress_bar
 from evaluation.records import append_csv, copy_file
 from training.checkpoint_eval import evaluate_checkpoint
 from training.checkpoints import (
@@ -64,16 +65,13 @@ class TrainingCallback(_base_callback()):  # type: ignore[misc]
         self.restart_pending = resumed
 
     def _on_training_start(self) -> None:
-        from tqdm import tqdm
-
-        self.bar = tqdm(
-            total=self.config.total_updates * self.config.rollout_size,
-            initial=self.model.num_timesteps,
-            unit="step",
-            unit_scale=True,
-            dynamic_ncols=True,
-            disable=not self.progress,
+        self.bar = progress_bar(
+            self.config.total_updates * self.config.rollout_size,
+            "step",
+            self.progress,
             desc=self.config.name,
+            done=self.model.num_timesteps,
+            unit_scale=True,
         )
         self.pool_env.take_timers()  # drop what the warm start's games left in the counters
         self.pool_env.take_results()

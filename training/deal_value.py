@@ -56,6 +56,7 @@ from agents.base import RuleAgent, reset_agent
 from agents.deal_value import POSITION_FIELDS, DealValue, position
 from agents.policy import SHIPPED_POLICY
 from evaluation.players import PlayerSpec
+from evaluation.progress import progress_bar
 from evaluation.records import atomic_path, folder_lock, library_versions, write_text
 from evaluation.workers import WorkerPool
 from scopa_env.errors import ScopaError
@@ -349,7 +350,7 @@ def self_play(
                 parts[task[1]] = part
     todo = [task for task in chunks if task[1] not in parts]
     played = config.deals - sum(task[2] for task in todo)
-    bar = _bar(config.deals, played, "deal", "self-play", show_progress)
+    bar = progress_bar(config.deals, "deal", show_progress, "self-play", played)
 
     def finished(task: tuple[Any, ...], part: SelfPlay) -> None:
         parts[task[1]] = part
@@ -378,15 +379,6 @@ def self_play(
 
 
 _PLAYERS: dict[str | None, Any] = {}
-
-
-def _bar(total: int, done: int, unit: str, desc: str, show: bool) -> Any:
-    """A progress bar on stderr, as ``scopa eval`` and ``scopa train`` draw theirs."""
-    from tqdm import tqdm
-
-    return tqdm(
-        total=total, initial=done, unit=unit, desc=desc, disable=not show, dynamic_ncols=True
-    )
 
 
 def _play_chunk(
@@ -595,7 +587,7 @@ def fit_value(
         torch.set_rng_state(saved["rng"])
         first = saved["epoch"] + 1
     total = config.epochs * steps_per_epoch
-    with _bar(total, first * steps_per_epoch, "step", "fit", show_progress) as bar:
+    with progress_bar(total, "step", show_progress, "fit", first * steps_per_epoch) as bar:
         for epoch in range(first, config.epochs):
             order = torch.randperm(len(train_rows)).numpy()
             if config.siblings:

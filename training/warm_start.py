@@ -42,8 +42,8 @@ from typing import Any, NamedTuple
 import numpy as np
 import torch
 from threadpoolctl import threadpool_limits
-from tqdm import tqdm
 
+from evaluation.progress import progress_bar
 from evaluation.records import atomic_path
 from evaluation.workers import open_pool
 from scopa_env.actions import NUM_ACTIONS, PICK_OFFSET
@@ -220,7 +220,7 @@ def collect(
     seen = getattr(env, "play_width", env.observation_space.shape[0])
     env.draw_opponents()
     obs = env.reset()
-    with _decisions_bar(steps * n, 0, show_progress) as bar:
+    with progress_bar(steps * n, "decision", show_progress, "warm start", unit_scale=True) as bar:
         for t in range(steps):
             masks = env.action_masks()
             if value_buf is not None:
@@ -401,7 +401,8 @@ def collect_in_tasks(
     todo = [i for i, path in enumerate(paths) if not path.is_file()]
     total = tasks * task_samples
     saved = total - len(todo) * task_samples
-    with _decisions_bar(total, saved, show_progress) as bar:
+    bar = progress_bar(total, "decision", show_progress, "warm start", saved, unit_scale=True)
+    with bar:
         if todo:
             task = functools.partial(_collect_task, make_task, samples=task_samples, gamma=gamma)
             with open_pool(min(workers, len(todo)), ray) as pool:
@@ -410,19 +411,6 @@ def collect_in_tasks(
                         np.savez_compressed(tmp, **arrays)
                     bar.update(task_samples)
     return read_decisions(paths)
-
-
-def _decisions_bar(total: int, done: int, show: bool) -> Any:
-    """The warm start's bar on stderr: decisions collected of ``total``."""
-    return tqdm(
-        total=total,
-        initial=done,
-        unit="decision",
-        unit_scale=True,
-        desc="warm start",
-        disable=not show,
-        dynamic_ncols=True,
-    )
 
 
 def read_decisions(paths: list[Path]) -> Decisions:
