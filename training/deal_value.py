@@ -162,18 +162,6 @@ def rule_player(spec: str) -> RuleAgent:
     return player
 
 
-def _no_rows() -> np.ndarray:
-    return np.zeros((0, POSITION_FIELDS), np.int64)
-
-
-def _no_values() -> np.ndarray:
-    return np.zeros(0, np.float32)
-
-
-def _no_indices() -> np.ndarray:
-    return np.zeros(0, np.int64)
-
-
 @dataclass(frozen=True)
 class SelfPlay:
     """Positions (``(N, POSITION_FIELDS)`` rows), their targets in points for the seat to
@@ -183,9 +171,9 @@ class SelfPlay:
     rows: np.ndarray
     targets: np.ndarray
     deals: np.ndarray
-    sibling_rows: np.ndarray = field(default_factory=_no_rows)
-    sibling_targets: np.ndarray = field(default_factory=_no_values)
-    sibling_deals: np.ndarray = field(default_factory=_no_indices)
+    sibling_rows: np.ndarray = field(default_factory=lambda: np.zeros((0, POSITION_FIELDS), int))
+    sibling_targets: np.ndarray = field(default_factory=lambda: np.zeros(0, np.float32))
+    sibling_deals: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
 
     def arrays(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -647,7 +635,7 @@ class SiblingGroups:
     @classmethod
     def of(cls, rows: np.ndarray, targets: np.ndarray, deals: np.ndarray) -> SiblingGroups:
         """The groups of ``rows``, each a run of one deal in ``deals``."""
-        starts = np.flatnonzero(np.diff(deals, prepend=-1)) if len(deals) else _no_indices()
+        starts = np.flatnonzero(np.diff(deals, prepend=-1))
         return cls(rows, targets, starts, np.diff(starts, append=len(deals)))
 
     def __len__(self) -> int:
