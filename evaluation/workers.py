@@ -26,9 +26,11 @@ from __future__ import annotations
 import multiprocessing
 import pickle
 import signal
+import threading
 import traceback
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from multiprocessing.connection import Connection, wait
 from typing import Any, TypeVar, cast
 
@@ -63,6 +65,23 @@ def _serve(connection: Connection, function: Callable[[Any], Any]) -> None:
         except (pickle.PicklingError, TypeError, AttributeError) as error:
             text = reply[2] if not reply[0] else traceback.format_exc()
             connection.send((False, RuntimeError(f"unpicklable result: {error}"), text))
+
+
+@contextmanager
+def _ctrl_c_deferred() -> Iterator[None]:
+    """A Ctrl-C in the block is acted on when it ends (in the main thread, where Python
+    handles signals), as the handler that was there would have."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda number, _: caught.append(number))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if caught and callable(previous):
+            previous(signal.SIGINT, None)
 
 
 class WorkerPool:
@@ -120,17 +139,20 @@ class WorkerPool:
         self.stop()
 
     def stop(self) -> None:
-        """End the workers now (those that were told to finish end by themselves)."""
-        for process in self.processes.values():
-            if process.is_alive():
-                process.terminate()
-        for connection, process in self.processes.items():
-            process.join(GRACE_S)
-            if process.is_alive():
-                process.kill()
-                process.join()
-            connection.close()
-        self.processes = {}
+        """End the workers now (those that were told to finish end by themselves). A Ctrl-C
+        meanwhile (a second one, as the first brought us here) is held until they are gone,
+        so none outlives the parent."""
+        with _ctrl_c_deferred():
+            for process in self.processes.values():
+                if process.is_alive():
+                    process.terminate()
+            for connection, process in self.processes.items():
+                process.join(GRACE_S)
+                if process.is_alive():
+                    process.kill()
+                    process.join()
+                connection.close()
+            self.processes = {}
 
 
 def open_pool(workers: int, ray: str | None = None) -> Any:

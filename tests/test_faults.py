@@ -742,6 +742,28 @@ def test_a_worker_that_dies_is_named_not_waited_for() -> None:
         list(pool.results(_die_on_two, range(6)))
 
 
+def test_a_ctrl_c_while_the_workers_stop_waits_until_every_one_is_gone(monkeypatch) -> None:
+    """A second Ctrl-C during the pool's stop once left workers behind the parent."""
+    from multiprocessing.process import BaseProcess
+
+    from evaluation.workers import WorkerPool
+
+    join, joined = BaseProcess.join, []
+
+    def join_after_a_ctrl_c(process: BaseProcess, timeout: float | None = None) -> None:
+        if not joined:
+            os.kill(os.getpid(), signal.SIGINT)  # the second Ctrl-C, at the first join
+        join(process, timeout)
+        joined.append(process)
+
+    monkeypatch.setattr(BaseProcess, "join", join_after_a_ctrl_c)
+    with pytest.raises(KeyboardInterrupt), WorkerPool(2) as pool:
+        for _ in pool.results(_square, range(4)):
+            processes = list(pool.processes.values())
+            raise KeyboardInterrupt  # the first
+    assert len(joined) == 2 and not any(p.is_alive() for p in processes)
+
+
 def test_a_pool_stopped_while_workers_write_large_results_exits_at_once() -> None:
     """The stdlib pool hung at exit here: a worker ended mid-write left half a message."""
     script = textwrap.dedent(
