@@ -36,7 +36,13 @@ def run(args: argparse.Namespace) -> int:
         if args.config is not None:
             raise ConfigError("--resume uses the run's own config.yaml; drop --config")
         if (args.resume / "config.yaml").is_file() and is_rllib_config(args.resume / "config.yaml"):
-            return _rllib(args.resume / "config.yaml", args.overrides, args.resume, resume=True)
+            return _rllib(
+                args.resume / "config.yaml",
+                args.overrides,
+                args.resume,
+                not args.no_progress,
+                resume=True,
+            )
         # train() checks the overrides against the run before it rewrites its config.yaml.
         config = load_config(args.resume / "config.yaml", args.overrides)
     else:
@@ -49,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
                 f"run folder {args.run_dir} already exists; {how}choose another --run-dir"
             )
         if rllib:
-            return _rllib(args.config, args.overrides, args.run_dir)
+            return _rllib(args.config, args.overrides, args.run_dir, not args.no_progress)
         config = load_config(args.config, args.overrides)
     if args.collect_only:
         run_dir = args.resume or args.run_dir
@@ -76,11 +82,14 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _rllib(path: Path, overrides: list[str], run_dir: Path | None, resume: bool = False) -> int:
+def _rllib(
+    path: Path, overrides: list[str], run_dir: Path | None, progress: bool, resume: bool = False
+) -> int:
     from evaluation.ray_backend import import_ray
 
     import_ray()  # a clear message naming the extra, before the RLlib imports
     from training.rllib_train import load_rllib_config, train_rllib
 
-    print(train_rllib(load_rllib_config(path, overrides), run_dir, resume=resume), end="")
+    config = load_rllib_config(path, overrides)
+    print(train_rllib(config, run_dir, resume=resume, progress=progress), end="")
     return 0

@@ -500,10 +500,11 @@ def test_a_tiny_rllib_run_with_two_env_runners_on_two_nodes_loads_into_the_harne
 
 
 def test_scopa_train_with_the_card_network_and_a_warm_start_on_the_cluster(
-    cluster: Any, tmp_path: Path
+    cluster: Any, tmp_path: Path, capsys: Any
 ) -> None:
-    """The quick config made tiny: the clone, one PPO iteration against greedy and the
-    snapshot on two env runners, the checkpoints played by the harness."""
+    """The quick config made tiny: the clone (its collection's bar ending full), one PPO
+    iteration against greedy and the snapshot on two env runners, the checkpoints played by
+    the harness."""
     from agents import make_agent
     from training.rllib_train import load_rllib_config, train_rllib
 
@@ -513,7 +514,8 @@ def test_scopa_train_with_the_card_network_and_a_warm_start_on_the_cluster(
         "warm_start.samples=512", "warm_start.envs=16", "warm_start.epochs=1", "final_deals=2",
     ]  # fmt: skip
     config = load_rllib_config(Path("configs/rllib_quick.yaml"), tiny)
-    summary = train_rllib(config, tmp_path / "run")
+    summary = train_rllib(config, tmp_path / "run", progress=True)
+    assert "warm start: 100%" in capsys.readouterr().err
     assert "decisions of greedy cloned" in summary and "1 iterations" in summary
     assert "against random over 2 duplicate deals" in summary
     for name in ("checkpoint", "checkpoint_warm"):

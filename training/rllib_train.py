@@ -257,8 +257,9 @@ class RLlibWarmStart(BaseModel):
     vf_coef: float = Field(0.5, ge=0)
 
 
-def warm_start(algorithm: Any, config: RLlibRunConfig) -> str:
-    """Clone ``config.warm_start.teacher`` into ``main`` (and the snapshot); returns a report.
+def warm_start(algorithm: Any, config: RLlibRunConfig, progress: bool = False) -> str:
+    """Clone ``config.warm_start.teacher`` into ``main`` (and the snapshot); returns a report
+    (with ``progress``, a bar of the teacher's decisions on stderr).
 
     The decisions and the cloning are ``training.warm_start``'s, on an SB3 ``CardPolicy`` of
     the module's widths, whose weights then go to every copy of the module.
@@ -278,7 +279,8 @@ def warm_start(algorithm: Any, config: RLlibRunConfig) -> str:
         ws.envs, opponent=ws.opponent, episode="deal", reward="points", seed=config.seed
     )
     env.draw_opponents = lambda: None  # collect() redraws a pool's opponents; this has one
-    data = collect(env, make_agent(ws.teacher, seed=config.seed), ws.samples, gamma=1.0)
+    teacher = make_agent(ws.teacher, seed=config.seed)
+    data = collect(env, teacher, ws.samples, gamma=1.0, show_progress=progress)
     torch.manual_seed(config.seed)
     policy = CardPolicy(
         env.observation_space,
@@ -460,8 +462,14 @@ def check_opponents_seated(config: RLlibRunConfig) -> None:
             check_table(make_agent(name), config.table, f"opponent {name}")
 
 
-def train_rllib(config: RLlibRunConfig, run_dir: Path | None = None, resume: bool = False) -> str:
-    """Train as ``config`` says; returns the summary the command prints.
+def train_rllib(
+    config: RLlibRunConfig,
+    run_dir: Path | None = None,
+    resume: bool = False,
+    progress: bool = False,
+) -> str:
+    """Train as ``config`` says; returns the summary the command prints (with ``progress``, a
+    bar of the warm start's collection on stderr).
 
     A checkpoint every ``checkpoint_every`` iterations (and after the warm start) keeps the
     run resumable: Ctrl-C or SIGTERM stops it with its newest checkpoint, a ``summary.txt``
@@ -497,7 +505,7 @@ def train_rllib(config: RLlibRunConfig, run_dir: Path | None = None, resume: boo
             print(f"resuming {run_dir} at iteration {state['iteration']} ({checkpoint})")
         state["done"] = state["iteration"]
         try:
-            return _train_rllib(config, run_dir, checkpoint, state, lines)
+            return _train_rllib(config, run_dir, checkpoint, state, lines, progress)
         except KeyboardInterrupt:
             from training.checkpoints import latest_checkpoint, manifest_problem
 
@@ -520,6 +528,7 @@ def _train_rllib(
     checkpoint: Path | None,
     state: dict[str, Any],
     lines: list[str],
+    progress: bool,
 ) -> str:
     import torch
 
@@ -556,7 +565,7 @@ def _train_rllib(
             algorithm.restore_from_path(str((checkpoint / "algo").resolve()))
             set_kl_coeffs(algorithm, state.get("kl_coeffs", {}))
         elif config.warm_start is not None:
-            lines.append(warm_start(algorithm, config))
+            lines.append(warm_start(algorithm, config, progress))
             warm = algorithm.save(str((run_dir / "checkpoint_warm").resolve())).checkpoint.path
             lines.append(f"the clone before PPO: {warm}")
             print(*lines[-2:], sep="\n", flush=True)
