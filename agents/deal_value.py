@@ -22,6 +22,23 @@ The features (``encode``, one row of ``position`` each):
 | 204 | cards left in the stock, over 30 |
 | 205 | the mover is the dealer (plays last in each round) |
 
+A network saved with ``scoring`` set (``scopa value`` with ``scoring: true``) reads
+``NUM_SCORING`` features more (``scoring_features``), each a fact of the position that a
+2-layer network of card planes reads poorly: what each pile has towards the scoring
+categories, and what the table offers each hand (a sweep needs the table's sum):
+
+| index | feature |
+| --- | --- |
+| 206, 207 | the table's sum of values over 40; its cards over 10 |
+| 208 | the table is worth 10 or less (a card of that value sweeps it) |
+| 209 | the mover's hand holds a card of the table's sum (a sweep) |
+| 210, 211 | the mover's cards over 3; those of a value on the table, over 3 |
+| 212-214 | the same of the other seat's hand |
+| 215, 216 | the mover's pile: its cards less 20, over 10; more than 20 |
+| 217, 218 | its coins less 5, over 3; more than 5 |
+| 219-226 | per suit (D, C, S, B): the best primiera value of the pile, of pile and hand, over 21 |
+| 227-238 | the same of the other seat's pile |
+
 A blind network (saved with ``blind`` set; ``scopa value`` with ``blind: true``) reads the
 other seat's hand as empty, so it knows only what the mover sees: that hand is among the cards
 in neither hand, pile nor table. It estimates the same difference from the mover's view.
@@ -45,6 +62,7 @@ import numpy as np
 from scopa_env.cards import NUM_CARDS
 from scopa_env.engine import Deal
 from scopa_env.errors import CheckpointError, PlayerError
+from scopa_env.scoring import BEST_PRIMIERA
 
 #: The network the project ships (``scopa value`` writes it; its README has the recipe).
 SHIPPED = Path(__file__).resolve().parent / "pretrained_value" / "deal_value.npz"
@@ -57,9 +75,14 @@ NUM_FEATURES = 5 * NUM_CARDS + 6
 ARRAYS = ("w1", "b1", "w2", "b2", "w3", "b3")
 #: An array a saved network may hold as well: 1 when it is blind to the other hand.
 BLIND = "blind"
+#: An array a saved network may hold as well: 1 when it reads ``scoring_features`` too.
+SCORING = "scoring"
+NUM_SCORING = 33
 #: The column of a position row that holds the other seat's hand.
 OTHER_HAND = 1
 _BITS = np.arange(NUM_CARDS, dtype=np.int64)
+_VALUES = np.arange(1, 11, dtype=np.int64)
+_BEST_PRIMIERA = np.array(BEST_PRIMIERA, np.float32) / 21.0
 
 
 def position(deal: Deal) -> tuple[int, ...]:
@@ -77,9 +100,12 @@ def position(deal: Deal) -> tuple[int, ...]:
     )  # fmt: skip
 
 
-def encode(rows: np.ndarray) -> np.ndarray:
-    """``(N, NUM_FEATURES)`` float32 features of ``(N, POSITION_FIELDS)`` position rows."""
+def encode(rows: np.ndarray, scoring: bool = False) -> np.ndarray:
+    """``(N, NUM_FEATURES)`` float32 features of ``(N, POSITION_FIELDS)`` position rows,
+    with ``scoring``, ``(N, NUM_FEATURES + NUM_SCORING)``: the ``scoring_features`` after."""
     rows = np.asarray(rows, np.int64)
+    if scoring:
+        return np.concatenate([encode(rows), scoring_features(rows)], axis=1)
     out = np.empty((len(rows), NUM_FEATURES), np.float32)
     planes = out[:, : 5 * NUM_CARDS].reshape(len(rows), 5, NUM_CARDS)
     planes[:] = (rows[:, :5, None] >> _BITS) & 1
@@ -92,6 +118,43 @@ def encode(rows: np.ndarray) -> np.ndarray:
     return out
 
 
+def scoring_features(rows: np.ndarray) -> np.ndarray:
+    """``(N, NUM_SCORING)`` float32 features of position rows: the scoring categories and
+    what the table offers each hand (module doc; plain rules' captures)."""
+    rows = np.asarray(rows, np.int64)
+    n = len(rows)
+    planes = (rows[:, :5, None] >> _BITS) & 1
+    by_value = planes.reshape(n, 5, 4, 10).sum(axis=2)
+    table = by_value[:, 2]
+    total = table @ _VALUES
+    count = table.sum(axis=1)
+    sweep_value = np.where((count > 0) & (total <= 10), total - 1, -1)
+    out = np.empty((n, NUM_SCORING), np.float32)
+    out[:, 0] = total / 40.0
+    out[:, 1] = count / 10.0
+    out[:, 2] = sweep_value >= 0
+    column = 3
+    for hand in by_value[:, 0], by_value[:, 1]:
+        out[:, column] = (sweep_value >= 0) & (hand[np.arange(n), sweep_value] > 0)
+        out[:, column + 1] = hand.sum(axis=1) / 3.0
+        out[:, column + 2] = (hand * (table > 0)).sum(axis=1) / 3.0
+        column += 3
+    for pile, hand in (3, 0), (4, 1):
+        cards = planes[:, pile].sum(axis=1)
+        coins = planes[:, pile, :10].sum(axis=1)
+        out[:, column : column + 4] = np.stack(
+            [(cards - 20) / 10.0, cards > 20, (coins - 5) / 3.0, coins > 5], axis=1
+        )
+        for suit in range(4):
+            shift = 10 * suit
+            out[:, column + 4 + 2 * suit] = _BEST_PRIMIERA[rows[:, pile] >> shift & 1023]
+            out[:, column + 5 + 2 * suit] = _BEST_PRIMIERA[
+                (rows[:, pile] | rows[:, hand]) >> shift & 1023
+            ]
+        column += 12
+    return out
+
+
 def blinded(rows: np.ndarray) -> np.ndarray:
     """Position rows with the other seat's hand emptied: what the mover sees of them."""
     rows = np.array(rows, np.int64)
@@ -99,20 +162,29 @@ def blinded(rows: np.ndarray) -> np.ndarray:
     return rows
 
 
+def _flag(arrays: dict[str, np.ndarray], name: str) -> bool:
+    """Saved flag ``name`` popped from ``arrays`` (0 if absent)."""
+    flag = np.asarray(arrays.pop(name, 0))
+    if flag.shape != () or flag.item() not in (0, 1):
+        raise CheckpointError(f"DealValue array {name} is 0 or 1, got {flag.tolist()!r}")
+    return bool(flag.item())
+
+
 class DealValue:
     """The network: each position's final point difference for the seat to move, in points.
 
-    Args: the layers' weights and biases, ``w1`` of shape ``(NUM_FEATURES, width)``, ``w2``
+    Args: the layers' weights and biases, ``w1`` of shape ``(features, width)``, ``w2``
         ``(width, width)``, ``w3`` ``(width, 1)``, each with a first axis of members more for
-        an ensemble (module doc), and ``blind`` (0 or 1, 0 if absent): whether the network
-        reads the other seat's hand as empty (module doc).
+        an ensemble (module doc), ``blind`` (0 or 1, 0 if absent): whether the network
+        reads the other seat's hand as empty, and ``scoring`` (the same): whether it reads the
+        ``scoring_features`` too, ``features`` being ``NUM_FEATURES`` or ``NUM_FEATURES +
+        NUM_SCORING`` (module doc).
     """
 
     def __init__(self, **arrays: np.ndarray) -> None:
-        blind = np.asarray(arrays.pop(BLIND, 0))
-        if blind.shape != () or blind.item() not in (0, 1):
-            raise CheckpointError(f"DealValue array {BLIND} is 0 or 1, got {blind.tolist()!r}")
-        self.blind = bool(blind.item())
+        self.blind, self.scoring = (_flag(arrays, name) for name in (BLIND, SCORING))
+        #: The features a position is read as: ``NUM_FEATURES``, and ``NUM_SCORING`` more.
+        self.features = NUM_FEATURES + NUM_SCORING * self.scoring
         missing = sorted(set(ARRAYS) - set(arrays))
         extra = sorted(set(arrays) - set(ARRAYS))
         if missing or extra:
@@ -124,7 +196,7 @@ class DealValue:
         members: tuple[int, ...] = (len(w["b1"]),) if stacked else ()
         width = w["b1"].shape[-1] if w["b1"].ndim in (1, 2) else -1
         shapes = {
-            "w1": (NUM_FEATURES, width), "b1": (width,), "w2": (width, width), "b2": (width,),
+            "w1": (self.features, width), "b1": (width,), "w2": (width, width), "b2": (width,),
             "w3": (width, 1), "b3": (1,),
         }  # fmt: skip
         for name, shape in shapes.items():
@@ -133,7 +205,9 @@ class DealValue:
                     f"DealValue array {name} has shape {w[name].shape}, expected {members + shape}"
                 )
         self.width = width
-        self.arrays = {**w, BLIND: np.asarray(int(self.blind))}
+        self.arrays = {
+            **w, BLIND: np.asarray(int(self.blind)), SCORING: np.asarray(int(self.scoring)),
+        }  # fmt: skip
         if not stacked:
             w = {k: v[None] for k, v in w.items()}
         self._stacked = w  # every array with its first axis of members
@@ -151,14 +225,16 @@ class DealValue:
         blindness) does."""
         if not networks:
             raise ValueError("an ensemble needs at least one network")
-        kinds = {(net.width, net.blind) for net in networks}
+        kinds = {(net.width, net.blind, net.scoring) for net in networks}
         if len(kinds) > 1:
             raise ValueError(
-                "an ensemble's networks have one width and blindness: got (width, blind) "
+                "an ensemble's networks have one width, blindness and features: got (width, "
+                "blind, scoring) "
                 f"{sorted(kinds)}"
             )
         arrays = {name: np.concatenate([net._stacked[name] for net in networks]) for name in ARRAYS}
-        return cls(**arrays, **{BLIND: np.asarray(int(networks[0].blind))})
+        flags = {BLIND: networks[0].blind, SCORING: networks[0].scoring}
+        return cls(**arrays, **{name: np.asarray(int(flag)) for name, flag in flags.items()})
 
     @classmethod
     def load(cls, path: str | Path = SHIPPED) -> DealValue:
@@ -180,7 +256,7 @@ class DealValue:
         """``(N,)`` values, in points for the seat to move, of ``(N, POSITION_FIELDS)`` rows."""
         if self.blind:
             rows = blinded(rows)
-        first = np.maximum(encode(rows) @ self._w1 + self._b1, 0.0)
+        first = np.maximum(encode(rows, self.scoring) @ self._w1 + self._b1, 0.0)
         first = first.reshape(len(first), self.members, self.width).transpose(1, 0, 2)
         second = np.maximum(first @ self._w2 + self._b2, 0.0)
         return np.einsum("mnw,mw->n", second, self._w3) + self._b3

@@ -17,7 +17,15 @@ from conftest import played_to, settebello_sweep
 
 import training.deal_value as deal_value
 from agents import make_agent
-from agents.deal_value import NUM_FEATURES, SHIPPED, DealValue, encode, position
+from agents.deal_value import (
+    NUM_FEATURES,
+    NUM_SCORING,
+    SHIPPED,
+    DealValue,
+    encode,
+    position,
+    scoring_features,
+)
 from agents.policy import POLICY_CHECKPOINT
 from agents.seat_value import SeatValue
 from cli.main import main
@@ -89,25 +97,92 @@ def test_scope_counts_are_halved() -> None:
     assert encode(np.array([position(deal)]))[0, 200:202].tolist() == [0.5, 1.5]
 
 
-def test_numpy_values_equal_the_same_network_in_torch() -> None:
+def test_the_scoring_features_of_a_hand_built_position() -> None:
+    # Seat 0 to move holds 7D KB 2C, seat 1 2D 5S JC and has taken AC AS; the table is 3S 4S.
+    x = encode(np.array([position(settebello_sweep())]), scoring=True)[0]
+    assert x.shape == (NUM_FEATURES + NUM_SCORING,)
+    assert x[:NUM_FEATURES].tolist() == encode(np.array([position(settebello_sweep())]))[0].tolist()
+    table = x[206:209]
+    np.testing.assert_allclose(table, [7 / 40, 2 / 10, 1])  # 3 + 4, two cards, sweepable
+    # The mover's 7D is the table's sum: a sweep; no card of it is a 3 or a 4. The other's
+    # hand has no 7.
+    np.testing.assert_allclose(x[209:215], [1, 1, 0, 0, 1, 0])
+    # Nothing taken yet; per suit the best primiera card of the pile, then of pile and hand:
+    # 7D (21) in coins, 2C (12) in cups, nothing in swords, KB (10) in clubs.
+    mine = [-2, 0, -5 / 3, 0, 0, 1, 0, 12 / 21, 0, 0, 0, 10 / 21]
+    # Two cards taken, no coin; AC and AS (16 each) in cups and swords, beside JC and 5S (10
+    # and 15 < 16); 2D (12) in coins from the hand.
+    theirs = [-1.8, 0, -5 / 3, 0, 0, 12 / 21, 16 / 21, 16 / 21, 16 / 21, 16 / 21, 0, 0]
+    np.testing.assert_allclose(x[215:239], mine + theirs, rtol=1e-6, atol=1e-6)
+
+
+def test_a_sweep_needs_a_card_worth_the_whole_table() -> None:
+    def features(mine: str, theirs: str, table: str) -> np.ndarray:
+        hands, on_table = (parse_cards(mine), parse_cards(theirs)), parse_cards(table)
+        rest = [c for c in range(40) if c not in {*hands[0], *hands[1], *on_table}]
+        deal = Deal.from_position(
+            hands=hands, table=on_table, stock=rest[:24], captures=((), rest[24:])
+        )
+        return scoring_features(np.array([position(deal)]))[0]
+
+    one = features("5D 2C QB", "KS QS JS", "5S")  # a lone 5 on the table: 5D takes it all
+    assert one[2] == 1 and one[3] == 1 and one[5] == pytest.approx(1 / 3) and one[6] == 0
+    # 4D must take 4S, not 3S + 4S: no hand sweeps a table of 7 without a 7.
+    four = features("4D 2C QB", "KS QS 6S", "3S 4S")
+    assert four[2] == 1 and four[3] == 0 and four[5] == pytest.approx(1 / 3) and four[6] == 0
+    # A table worth 11 or more is swept by no card, whatever the hands.
+    over = features("5D 6C KB", "KS QS JS", "5S 6S")
+    assert over[0] == pytest.approx(11 / 40) and over[2] == 0 and over[3] == 0 == over[6]
+    assert over[5] == pytest.approx(2 / 3)  # 5D and 6C each match a card on the table
+    empty = features("5D 6C KB", "KS QS JS", "")
+    assert empty[:3].tolist() == [0, 0, 0] and empty[3] == 0 == empty[6]
+
+
+def test_piles_past_the_cards_and_coins_thresholds() -> None:
+    taken = parse_cards("AD 2D 3D 4D 5D 6D") + tuple(range(10, 25))  # 21 cards, 6 coins
+    hands = (parse_cards("7D JD QD"), parse_cards("KS QS JS"))
+    rest = [c for c in range(40) if c not in {*taken, *hands[0], *hands[1]}]
+    deal = Deal.from_position(hands=hands, table=rest[12:], stock=rest[:12], captures=(taken, ()))
+    x = scoring_features(np.array([position(deal)]))[0]
+    np.testing.assert_allclose(x[9:13], [0.1, 1, 1 / 3, 1], rtol=1e-6)
+    # Coins: 6D (18) in the pile, 7D (21) with the hand; cups: 7C taken; swords: AS (16) is
+    # worth more than 5S (15); no clubs.
+    np.testing.assert_allclose(x[13:21], [18 / 21, 1, 1, 1, 16 / 21, 16 / 21, 0, 0], rtol=1e-6)
+
+
+@pytest.mark.parametrize("scoring", [False, True])
+def test_numpy_values_equal_the_same_network_in_torch(scoring: bool) -> None:
     torch.manual_seed(0)
     width = 12
     net = torch.nn.Sequential(
-        torch.nn.Linear(NUM_FEATURES, width), torch.nn.ReLU(), torch.nn.Linear(width, width),
-        torch.nn.ReLU(), torch.nn.Linear(width, 1),
+        torch.nn.Linear(NUM_FEATURES + NUM_SCORING * scoring, width), torch.nn.ReLU(),
+        torch.nn.Linear(width, width), torch.nn.ReLU(), torch.nn.Linear(width, 1),
     )  # fmt: skip
     layers = [m for m in net if isinstance(m, torch.nn.Linear)]
     arrays = {}
     for k, layer in enumerate(layers, start=1):
         arrays[f"w{k}"] = layer.weight.detach().numpy().T
         arrays[f"b{k}"] = layer.bias.detach().numpy()
-    value = DealValue(**arrays)
+    value = DealValue(**arrays, scoring=np.asarray(int(scoring)))
     deals = [played_to(seed, plays) for seed in range(4) for plays in (0, 7, 15, 25)]
     rows = np.array([position(d) for d in deals])
     with torch.no_grad():
-        expected = net(torch.from_numpy(encode(rows))).numpy()[:, 0]
+        expected = net(torch.from_numpy(encode(rows, scoring))).numpy()[:, 0]
     np.testing.assert_allclose(value.values(rows), expected, rtol=1e-5, atol=1e-5)
     assert value(deals[3]) == pytest.approx(float(expected[3]), abs=1e-5)
+
+
+def test_the_scoring_features_are_saved_with_the_network(tmp_path) -> None:
+    for scoring in (0, 1):
+        np.savez(tmp_path / "net.npz", **small_network(scoring=scoring).arrays)
+        assert DealValue.load(tmp_path / "net.npz").scoring is bool(scoring)
+    assert DealValue.load(SHIPPED).scoring is False  # saved before the key
+    arrays = dict(small_network(scoring=1).arrays)
+    del arrays["scoring"]
+    with pytest.raises(CheckpointError, match=r"w1 has shape \(239, 6\), expected \(206, 6\)"):
+        DealValue(**arrays)
+    with pytest.raises(CheckpointError, match="array scoring is 0 or 1, got 3"):
+        DealValue(**arrays, scoring=np.asarray(3))
 
 
 def test_the_shipped_network_loads() -> None:
@@ -131,14 +206,20 @@ def test_broken_networks_are_refused_by_name(tmp_path) -> None:
         DealValue.load(tmp_path / "shape.npz")
 
 
-def small_network(blind: int | None = None, width: int = 6, seed: int = 5) -> DealValue:
+def small_network(
+    blind: int | None = None, width: int = 6, seed: int = 5, scoring: int = 0
+) -> DealValue:
     rng = np.random.default_rng(seed)
+    features = NUM_FEATURES + NUM_SCORING * scoring
     arrays = {
-        "w1": rng.normal(size=(NUM_FEATURES, width)), "b1": rng.normal(size=width),
+        "w1": rng.normal(size=(features, width)), "b1": rng.normal(size=width),
         "w2": rng.normal(size=(width, width)), "b2": rng.normal(size=width),
         "w3": rng.normal(size=(width, 1)), "b3": rng.normal(size=1),
     }  # fmt: skip
-    return DealValue(**arrays) if blind is None else DealValue(**arrays, blind=np.asarray(blind))
+    flags = {"scoring": np.asarray(scoring)} if scoring else {}
+    if blind is not None:
+        flags["blind"] = np.asarray(blind)
+    return DealValue(**arrays, **flags)
 
 
 def test_an_ensemble_values_a_position_as_the_mean_of_its_networks(tmp_path) -> None:
@@ -177,11 +258,14 @@ def test_an_ensemble_of_networks_that_differ_is_refused(tmp_path) -> None:
     with pytest.raises(ValueError, match="at least one network"):
         DealValue.ensemble([])
     with pytest.raises(
-        ValueError, match=r"one width and blindness: got .*\(6, False\), \(8, False\)"
+        ValueError,
+        match=r"one width, blindness and features: got .*\(6, False, False\), \(8, False, False\)",
     ):
         DealValue.ensemble([small_network(), small_network(width=8)])
-    with pytest.raises(ValueError, match="one width and blindness"):
-        DealValue.ensemble([small_network(), small_network(blind=1)])
+    for other in small_network(blind=1), small_network(scoring=1):
+        with pytest.raises(ValueError, match="one width, blindness and features"):
+            DealValue.ensemble([small_network(), other])
+    assert DealValue.ensemble([small_network(scoring=1, seed=s) for s in (1, 2)]).scoring
     arrays = dict(DealValue.ensemble([small_network(seed=1), small_network(seed=2)]).arrays)
     arrays["w2"] = arrays["w2"][:1]  # one member's second layer for two members
     np.savez(tmp_path / "short.npz", **arrays)
@@ -230,7 +314,7 @@ def test_the_command_writes_an_ensemble_the_searches_read(tmp_path, capsys) -> N
     )
     assert "text.npz is not a DealValue network" in capsys.readouterr().err
     deal_value.save_network(small_network(width=8), tmp_path / "wide.npz")
-    with pytest.raises(SystemExit, match="one width and blindness"):
+    with pytest.raises(SystemExit, match="one width, blindness and features"):
         main(
             [
                 "value-ensemble",
@@ -509,6 +593,15 @@ def test_a_blind_run_fits_and_saves_a_blind_network(tmp_path) -> None:
     train_deal_value(config, tmp_path)
     value = DealValue.load(tmp_path / WEIGHTS)
     assert value.blind
+
+
+@needs_network
+def test_a_scoring_run_fits_and_saves_a_network_that_reads_the_scoring_features(tmp_path) -> None:
+    config = DealValueConfig(deals=20, chunk=10, workers=1, width=8, epochs=1, scoring=True)
+    train_deal_value(config, tmp_path)
+    value = DealValue.load(tmp_path / WEIGHTS)
+    assert value.scoring and value.features == NUM_FEATURES + NUM_SCORING
+    assert value.arrays["w1"].shape == (NUM_FEATURES + NUM_SCORING, 8)
 
 
 def positions_in_the_environment(player, seed: int, deals: int) -> list[list[tuple[int, ...]]]:

@@ -113,6 +113,8 @@ class DealValueConfig(Section):
     #: Fit a blind network, which reads the other seat's hand as empty (``agents.deal_value``):
     #: the value of a position from its mover's view, on the same self-play.
     blind: bool = Field(default=False)
+    #: Fit a network that reads ``agents.deal_value.scoring_features`` too.
+    scoring: bool = Field(default=False)
     batch_size: int = Field(default=2048, ge=1)
     #: The one-cycle schedule's peak learning rate.
     learning_rate: float = Field(default=2e-3, gt=0)
@@ -541,7 +543,7 @@ def fit_value(
     import torch
     from torch import nn
 
-    from agents.deal_value import BLIND, NUM_FEATURES, blinded, encode
+    from agents.deal_value import BLIND, NUM_FEATURES, NUM_SCORING, SCORING, blinded, encode
 
     torch.set_num_threads(config.torch_threads)
     torch.manual_seed(config.seed)
@@ -557,8 +559,8 @@ def fit_value(
     )
     width = config.width
     net = nn.Sequential(
-        nn.Linear(NUM_FEATURES, width), nn.ReLU(), nn.Linear(width, width), nn.ReLU(),
-        nn.Linear(width, 1),
+        nn.Linear(NUM_FEATURES + NUM_SCORING * config.scoring, width), nn.ReLU(),
+        nn.Linear(width, width), nn.ReLU(), nn.Linear(width, 1),
     )  # fmt: skip
     steps_per_epoch = max(1, len(train_rows) // config.batch_size)
     groups_per_step = -(-len(train_groups) // steps_per_epoch)
@@ -582,11 +584,13 @@ def fit_value(
                 group_order = torch.randperm(len(train_groups)).numpy()
             for step in range(steps_per_epoch):
                 batch = order[step * config.batch_size : (step + 1) * config.batch_size]
-                x = torch.from_numpy(encode(train_rows[batch]))
+                x = torch.from_numpy(encode(train_rows[batch], config.scoring))
                 loss = nn.functional.mse_loss(net(x).squeeze(-1), train_y[batch])
                 if config.siblings:
                     some = group_order[step * groups_per_step : (step + 1) * groups_per_step]
-                    loss = loss + config.siblings * _sibling_loss(net, train_groups, some)
+                    loss = loss + config.siblings * _sibling_loss(
+                        net, train_groups, some, config.scoring
+                    )
                 optimizer.zero_grad()
                 loss.backward()
                 optimizer.step()
@@ -607,7 +611,8 @@ def fit_value(
     for k, layer in enumerate(layers, start=1):
         arrays[f"w{k}"] = layer.weight.detach().numpy().T.copy()
         arrays[f"b{k}"] = layer.bias.detach().numpy().copy()
-    value = DealValue(**arrays, **{BLIND: np.asarray(int(config.blind))})
+    flags = {BLIND: config.blind, SCORING: config.scoring}
+    value = DealValue(**arrays, **{name: np.asarray(int(flag)) for name, flag in flags.items()})
 
     siblings = {
         "held_out_sibling_groups": len(test_groups),
@@ -650,7 +655,9 @@ class SiblingGroups:
         return self.rows[picked], self.targets[picked], group
 
 
-def _sibling_loss(net: torch.nn.Module, groups: SiblingGroups, some: np.ndarray) -> Any:
+def _sibling_loss(
+    net: torch.nn.Module, groups: SiblingGroups, some: np.ndarray, scoring: bool
+) -> Any:
     """The mean squared sibling error of groups ``some`` (0 for none)."""
     import torch
 
@@ -659,7 +666,7 @@ def _sibling_loss(net: torch.nn.Module, groups: SiblingGroups, some: np.ndarray)
     these, outcomes, group = groups.take(some)
     if not len(these):
         return 0.0
-    values = net(torch.from_numpy(encode(these))).squeeze(-1)
+    values = net(torch.from_numpy(encode(these, scoring))).squeeze(-1)
     return sibling_errors(values, torch.from_numpy(outcomes), torch.from_numpy(group)).pow(2).mean()
 
 
