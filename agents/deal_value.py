@@ -77,6 +77,7 @@ ARRAYS = ("w1", "b1", "w2", "b2", "w3", "b3")
 BLIND = "blind"
 #: An array a saved network may hold as well: 1 when it reads ``scoring_features`` too.
 SCORING = "scoring"
+#: The features ``scoring_features`` adds (the module doc's table, 206-238).
 NUM_SCORING = 33
 #: The column of a position row that holds the other seat's hand.
 OTHER_HAND = 1
@@ -228,9 +229,8 @@ class DealValue:
         kinds = {(net.width, net.blind, net.scoring) for net in networks}
         if len(kinds) > 1:
             raise ValueError(
-                "an ensemble's networks have one width, blindness and features: got (width, "
-                "blind, scoring) "
-                f"{sorted(kinds)}"
+                "an ensemble's networks have one width, blindness and features: "
+                f"got (width, blind, scoring) {sorted(kinds)}"
             )
         arrays = {name: np.concatenate([net._stacked[name] for net in networks]) for name in ARRAYS}
         flags = {BLIND: networks[0].blind, SCORING: networks[0].scoring}
