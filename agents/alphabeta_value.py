@@ -13,7 +13,8 @@ uniformly).
 In a sample the opponent's best reply sees my hand; ``softmin``, ``replies=model`` and
 ``replies=policy`` weigh its replies instead, by how good each is for it, by how likely the
 soft greedy model of ``infer`` makes each, or by the shipped network's policy from the
-opponent's seat. My own move after the reply sees the opponent's hand too; ``infoset``
+opponent's seat, and ``replies=blind`` has it reply as is best for it on average over hands of
+mine it cannot tell from mine. My own move after the reply sees the opponent's hand too; ``infoset``
 chooses it once for all the samples, by what I will know then. ``seat_weight`` mixes into each
 move's value the ``seat_value`` network's (``agents.seat_value``), fitted to this search's
 values of many decisions from the seat's view alone: an estimate with no sampling noise.
@@ -81,7 +82,11 @@ class ValueAlphaBetaAgent(LineSearchAgent):
             ``infer`` reads the plays with (``agents.inference.OpponentModel``), or
             ``policy``: each card of the opponent's weighed by the shipped network's policy
             from the opponent's observation, which does not see my hand (each card's best
-            capture for it; ``guided``'s replies).
+            capture for it; ``guided``'s replies), or ``blind``: the opponent's reply chosen as
+            it would choose it without seeing my hand, the one whose positions are best for it
+            on average over ``blind_hands`` hands of mine and orders of the stock it cannot tell
+            from the sample's (``LineTree``).
+        blind_hands: how many of those hands ``replies=blind`` judges each reply over.
         network_belief: with ``infer``, weigh the candidate deals by the shipped network's
             probability of the opponent's plays this round, raised to this power, instead of
             the soft greedy model's (0: the model). The network's logits are sharper than the
@@ -128,6 +133,7 @@ class ValueAlphaBetaAgent(LineSearchAgent):
         candidates: int | None = None,
         softmin: float = 0.0,
         replies: str = "min",
+        blind_hands: int = 4,
         network_belief: float = 0.0,
         infoset: bool = False,
         mover_view: float = 0.0,
@@ -146,8 +152,11 @@ class ValueAlphaBetaAgent(LineSearchAgent):
         if softmin < 0:
             raise ValueError(f"softmin is a temperature in points, >= 0: got {softmin}")
         self.softmin = float(softmin)
-        if replies not in ("min", "model", "policy"):
-            raise ValueError(f"replies is 'min', 'model' or 'policy', got {replies!r}")
+        if replies not in ("min", "model", "policy", "blind"):
+            raise ValueError(f"replies is 'min', 'model', 'policy' or 'blind', got {replies!r}")
+        if not blind_hands >= 1:
+            raise ValueError(f"blind_hands is a number of hands, >= 1: got {blind_hands}")
+        self.blind_replies = int(blind_hands) if replies == "blind" else 0
         if replies != "min" and softmin:
             raise ValueError(
                 f"softmin weighs the opponent's best replies: not with replies={replies!r}"

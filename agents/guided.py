@@ -26,7 +26,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 
@@ -300,6 +300,9 @@ class LineSearchAgent(AlphaBetaAgent, ABC):
     #: Whether a leaf whose seat to move can sweep the table is valued at the better for that
     #: seat of the leaf and the sweep (``with_sweeps``).
     sweeps = False
+    #: How many hands of mine the opponent's reply is judged over, it not seeing mine
+    #: (``LineTree``; 0: its best reply to my hand in the sample).
+    blind_replies = 0
 
     def new_deal_state(self) -> None:
         super().new_deal_state()
@@ -337,7 +340,12 @@ class LineSearchAgent(AlphaBetaAgent, ABC):
         deals = [deal for deal, _ in drawn]
         depth = self.settings(info)[1]
         search = LineTree(
-            self.policy_replies, self.exact_last_round, self.softmin, self.reply_model
+            self.policy_replies,
+            self.exact_last_round,
+            self.softmin,
+            self.reply_model,
+            self.blind_replies,
+            self.rng,
         )
         trees = []
         for deal in deals:
@@ -519,21 +527,37 @@ class GuidedAgent(LineSearchAgent):
 _TO_THE_END = 40  # plies: more than any deal has left
 
 
+class Node(NamedTuple):
+    """A position of ``LineTree`` with moves to search: ``player`` to move; ``row``, the row
+    of ``LineTree.positions`` whose policy weighs the opponent's replies (-1 for others); each
+    child's move in ``moves``; the ``reply_model``'s probability of each child where it weighs
+    the opponent's replies; and with ``blind``, per child the nodes of the positions its move
+    leaves in deals where my hand and the stock are dealt anew (``None`` where these do not
+    apply)."""
+
+    player: int
+    row: int
+    moves: list[MaskMove]
+    children: list[Any]
+    probabilities: np.ndarray | None = None
+    guesses: list[list[Any]] | None = None
+
+
 class LineTree:
     """Every line of a few plies from a position, and its minimax value once the network has
     valued the positions it ends in (``positions``).
 
     A node is the index of a leaf in ``positions``, a ``Deal`` to solve exactly (finished or,
     with ``exact_last_round``, in its last round: with the stock empty the sampled deal is the
-    true one to both players), or ``(player, index, moves, children, probabilities)``: the
-    player to move, the index in ``positions`` of a node whose policy weighs the opponent's
-    replies (-1 for others), each child's move, and the ``reply_model``'s probability of each
-    child where it weighs the opponent's replies (``None`` elsewhere).
+    true one to both players), or a ``Node`` to search.
 
     The opponent's best reply in a sample sees my hand, which the real opponent does not, so
-    it is better than the one the opponent finds. Two other weighings of its replies: a
-    ``softmin`` temperature weighs each by ``exp(-value / softmin)``, and a ``reply_model``
-    gives each its probability under a model of the opponent's play.
+    it is better than the one the opponent finds. Three other weighings of its replies: a
+    ``softmin`` temperature weighs each by ``exp(-value / softmin)``, a ``reply_model``
+    gives each its probability under a model of the opponent's play, and ``blind`` has it
+    choose as it would without seeing my hand: the reply whose positions are best for it on
+    average over ``blind`` hands of mine it cannot tell from mine (before the last round; in
+    it the opponent knows my hand).
     """
 
     def __init__(
@@ -542,6 +566,8 @@ class LineTree:
         exact_last_round: bool,
         softmin: float = 0.0,
         reply_model: Callable[[Deal], np.ndarray] | None = None,
+        blind: int = 0,
+        rng: np.random.Generator | None = None,
     ) -> None:
         self.positions: list[Deal] = []
         #: The rows of ``positions`` whose policy weighs the opponent's replies.
@@ -550,6 +576,8 @@ class LineTree:
         self.exact_last_round = exact_last_round
         self.softmin = softmin
         self.reply_model = reply_model
+        self.blind = blind
+        self.rng = np.random.default_rng() if rng is None else rng
 
     def expand(self, deal: Deal, depth: int) -> Any:
         if deal.is_over or (self.exact_last_round and not deal.stock):
@@ -572,7 +600,22 @@ class LineTree:
             child = deal.copy()
             child.play_unchecked(card, capture)
             children.append(self.expand(child, depth - 1))
-        return player, index, moves, children, probabilities
+        guesses = None
+        if player == 1 and self.blind and deal.stock:
+            hidden = [*deal.hands[0], *deal.stock]  # what the opponent cannot see
+            deals = [
+                deal.with_hidden_cards(1, self.rng.permutation(hidden).tolist())
+                for _ in range(self.blind)
+            ]
+            guesses = []
+            for card, capture in moves:
+                row = []
+                for guess in deals:
+                    child = guess.copy()
+                    child.play_unchecked(card, capture)
+                    row.append(self.expand(child, 0))
+                guesses.append(row)
+        return Node(player, index, moves, children, probabilities, guesses)
 
     def reduce(self, node: Any, values: np.ndarray, logits: np.ndarray, exact: AlphaBeta) -> float:
         """The node's value for seat 0 in points: the best for the player to move, or, where
@@ -581,10 +624,13 @@ class LineTree:
             return float(values[node])
         if isinstance(node, Deal):  # finished, or in its last round: solved exactly
             return exact.value(node, _TO_THE_END, 0) / POINT
-        player, index, moves, children, probabilities = node
+        player, index, moves, children, probabilities, guesses = cast(Node, node)
         scores = [self.reduce(c, values, logits, exact) for c in children]
         if player == 0:
             return max(scores)
+        if guesses is not None:
+            guessed = [sum(self.reduce(g, values, logits, exact) for g in row) for row in guesses]
+            return scores[int(np.argmin(guessed))]
         if probabilities is not None:
             return float(probabilities @ np.array(scores))
         if index < 0:
@@ -622,14 +668,19 @@ class LineTree:
         rows: list[int] = []
         after: dict[Any, dict[Any, dict[int, float]]] = {}  # reply → my move → sample → value
         for s, node in enumerate(trees):
-            if not (isinstance(node, tuple) and node[0] == 1 and node[4] is None and node[1] < 0):
+            if not (
+                isinstance(node, Node)
+                and node.player == 1
+                and node.probabilities is None
+                and node.row < 0
+            ):
                 total += weights[s] * self.reduce(node, values, logits, exact)
                 continue
             rows.append(s)
-            for reply, child in zip(node[2], node[3], strict=True):
+            for reply, child in zip(node.moves, node.children, strict=True):
                 mine = after.setdefault(reply, {})
-                if isinstance(child, tuple) and child[0] == 0:
-                    for move, grandchild in zip(child[2], child[3], strict=True):
+                if isinstance(child, Node) and child.player == 0:
+                    for move, grandchild in zip(child.moves, child.children, strict=True):
                         value = self.reduce(grandchild, values, logits, exact)
                         mine.setdefault(move, {})[s] = value
                 else:

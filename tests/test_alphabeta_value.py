@@ -163,6 +163,21 @@ def test_policy_replies_weigh_the_opponents_cards_by_the_network() -> None:
     assert higher
 
 
+def test_blind_replies_are_worth_no_less_to_me_than_the_opponents_best() -> None:
+    """In each sample the reply the opponent picks without seeing my hand is one of its
+    replies, so it leaves me no less than its best (the samples are drawn before the guesses,
+    the same with the option and without); somewhere it leaves me more."""
+    higher = False
+    for view in views():
+        moves = view.info.legal_moves(Rules())
+        best = ValueAlphaBetaAgent(samples=4, seed=2).move_values(view, moves)
+        blind = ValueAlphaBetaAgent(samples=4, replies="blind", blind_hands=3, seed=2)
+        weighed = blind.move_values(view, moves)
+        assert all(w >= b for w, b in zip(weighed, best, strict=True))
+        higher |= weighed != best
+    assert higher
+
+
 def test_policy_logits_are_the_networks_for_the_opponent_in_the_reply_rows_alone() -> None:
     """The rows the replies read hold the network's logits of the opponent's observation of
     the position (its hand, not mine), and no value (NaN: never read); the other rows hold
@@ -386,7 +401,13 @@ def test_whole_deals_are_legal_and_reproducible_from_the_seed() -> None:
         players = {
             "player_0": ValueAlphaBetaAgent(samples=8, replies="model", seed=seed),
             "player_1": ValueAlphaBetaAgent(
-                samples=4, blend=1.0, infer=True, network_belief=0.14, seed=seed + 1
+                samples=4,
+                blend=1.0,
+                infer=True,
+                network_belief=0.14,
+                replies="blind",
+                blind_hands=2,
+                seed=seed + 1,
             ),
         }
         return play_deals(players, range(2))
@@ -411,6 +432,8 @@ def test_refuses_other_tables() -> None:
         ({"seat_weight": 0.5, "seat_network": "no/such.pt"}, CheckpointError, "no/such.pt"),
         ({"softmin": -0.5}, PlayerError, "softmin"),
         ({"replies": "best"}, PlayerError, "'best'"),
+        ({"replies": "blind", "blind_hands": 0}, PlayerError, "blind_hands"),
+        ({"infoset": True, "replies": "blind"}, PlayerError, "infoset"),
         ({"replies": "policy", "softmin": 1.0}, PlayerError, "softmin"),
         ({"infoset": True, "replies": "policy"}, PlayerError, "infoset"),
         ({"replies": "model", "softmin": 1.0}, PlayerError, "softmin"),

@@ -9,6 +9,7 @@ from conftest import (
     SEVENS_AND_COINS,
     assert_plays_a_match,
     encode_deal,
+    last_round,
     observe_deal,
     play_deals,
     played_to,
@@ -154,35 +155,31 @@ def test_bad_options_are_refused(options: dict, error: type, match: str) -> None
 def test_the_policy_weighs_the_opponents_cards_and_each_card_takes_its_best_capture() -> None:
     from agents.alphabeta import AlphaBeta
     from agents.greedy import MoveValuer
-    from agents.guided import LineTree
+    from agents.guided import LineTree, Node
 
     a, b = parse_card("7D"), parse_card("3S")
     values = np.array([1.0, -1.0, 2.0])  # seat 0's: a's two captures, then b
     logits = np.zeros((1, 80), np.float32)
     logits[0, b] = np.log(3.0)  # the policy plays b three times in four
     moves = [(a, 1), (a, 2), (b, 0)]  # a takes one of two table cards, b trails
-    replies = (1, 0, moves, [0, 1, 2], None)
+    replies = Node(1, 0, moves, [0, 1, 2])
     exact = AlphaBeta(Rules(), MoveValuer(Rules()))
     # a's better capture for the opponent leaves -1: 1/4 * -1 + 3/4 * 2.
     assert LineTree(True, False).reduce(replies, values, logits, exact) == pytest.approx(1.25)
-    assert (
-        LineTree(False, False).reduce((1, -1, moves, [0, 1, 2], None), values, logits, exact) == -1
-    )
-    assert (
-        LineTree(False, False).reduce((0, -1, moves, [0, 1, 2], None), values, logits, exact) == 2
-    )
+    assert LineTree(False, False).reduce(Node(1, -1, moves, [0, 1, 2]), values, logits, exact) == -1
+    assert LineTree(False, False).reduce(Node(0, -1, moves, [0, 1, 2]), values, logits, exact) == 2
 
 
 def test_a_softmin_or_a_model_weighs_the_opponents_replies() -> None:
     from agents.alphabeta import AlphaBeta
     from agents.greedy import MoveValuer
-    from agents.guided import LineTree
+    from agents.guided import LineTree, Node
 
     a, b = parse_card("7D"), parse_card("3S")
     values = np.array([-1.0, 1.0])  # seat 0's after each reply
     logits = np.zeros((0, 0))
     exact = AlphaBeta(Rules(), MoveValuer(Rules()))
-    replies = (1, -1, [(a, 0), (b, 0)], [0, 1], None)
+    replies = Node(1, -1, [(a, 0), (b, 0)], [0, 1])
     # At temperature 2 the reply leaving -1 weighs e^0 = 1, the one leaving 1 e^(-2/2).
     w = np.exp(-1.0)
     expected = (-1.0 + w * 1.0) / (1.0 + w)
@@ -191,10 +188,10 @@ def test_a_softmin_or_a_model_weighs_the_opponents_replies() -> None:
     )
     assert LineTree(False, False, 0.01).reduce(replies, values, logits, exact) == pytest.approx(-1)
     # A model's probabilities weigh the replies where it is given.
-    modelled = (1, -1, [(a, 0), (b, 0)], [0, 1], np.array([0.25, 0.75]))
+    modelled = Node(1, -1, [(a, 0), (b, 0)], [0, 1], np.array([0.25, 0.75]))
     assert LineTree(False, False).reduce(modelled, values, logits, exact) == pytest.approx(0.5)
     # My own moves stay a maximum.
-    mine = (0, -1, [(a, 0), (b, 0)], [0, 1], None)
+    mine = Node(0, -1, [(a, 0), (b, 0)], [0, 1])
     assert LineTree(False, False, 2.0).reduce(mine, values, logits, exact) == 1
 
 
@@ -205,13 +202,13 @@ def test_my_move_after_a_reply_is_chosen_once_for_every_sample() -> None:
     opponent q in the first (1) and 0 in the second, 1 in all; y leaves 0 and 2, 2 in all."""
     from agents.alphabeta import AlphaBeta
     from agents.greedy import MoveValuer
-    from agents.guided import LineTree
+    from agents.guided import LineTree, Node
 
     r, q = (parse_card("7D"), 0), (parse_card("3S"), 0)
     x, y = (parse_card("AC"), 0), (parse_card("2C"), 0)
     values = np.array([3.0, 0.0, 1.0, 0.0, 2.0])  # seat 0's at each leaf
-    first = (1, -1, [r, q], [(0, -1, [x, y], [0, 1], None), 2], None)
-    second = (1, -1, [r], [(0, -1, [x, y], [3, 4], None)], None)
+    first = Node(1, -1, [r, q], [Node(0, -1, [x, y], [0, 1]), 2])
+    second = Node(1, -1, [r], [Node(0, -1, [x, y], [3, 4])])
     exact = AlphaBeta(Rules(), MoveValuer(Rules()))
     tree = LineTree(False, False)
     logits = np.zeros((0, 0))
@@ -325,3 +322,58 @@ def test_plays_a_whole_match_in_scopa_play_and_a_batch_of_unrelated_rows() -> No
     )
     assert all(r["action_mask"][a] == 1 for r, a in zip(rows, actions, strict=True))
     assert guided.history.plays == []
+
+
+def test_a_blind_opponent_replies_as_is_best_on_average_over_my_hands() -> None:
+    """Two replies: a leaves me 1 in the sample and b -1, so the opponent seeing my hand plays
+    b. Over two other hands of mine it could not tell apart, a leaves me -2 and 0 (-1 on
+    average) and b 1 and 1: not seeing my hand it plays a, and the sample is worth 1 to me."""
+    from agents.alphabeta import AlphaBeta
+    from agents.greedy import MoveValuer
+    from agents.guided import LineTree, Node
+
+    a, b = (parse_card("7D"), 0), (parse_card("3S"), 0)
+    values = np.array([1.0, -1.0, -2.0, 0.0, 1.0, 1.0])  # seat 0's at each leaf
+    logits = np.zeros((0, 0))
+    exact = AlphaBeta(Rules(), MoveValuer(Rules()))
+    seeing = Node(1, -1, [a, b], [0, 1])
+    blind = Node(1, -1, [a, b], [0, 1], guesses=[[2, 3], [4, 5]])
+    assert LineTree(False, False).reduce(seeing, values, logits, exact) == -1.0
+    assert LineTree(False, False, blind=2).reduce(blind, values, logits, exact) == 1.0
+
+
+def test_a_blind_opponent_judges_its_replies_in_deals_it_cannot_tell_from_the_sample() -> None:
+    """Each guess deals my hand and the stock anew from the same cards and keeps the rest;
+    each of the opponent's replies is played in every guess. In the last round the opponent
+    knows my hand and replies as minimax has it."""
+    from agents.guided import LineTree, Node
+
+    mine, theirs = parse_cards("7D 7C KB"), parse_cards("2D 2C 2S")
+    table = parse_cards("3S 4S AB 6C")
+    seen = set(mine + theirs + table)
+    deal = Deal.from_position(
+        hands=(mine, theirs),
+        table=table,
+        stock=[c for c in range(40) if c not in seen],
+        current_player=0,
+    )
+    deal.play_unchecked(parse_card("KB"), 0)  # I trail the king: the opponent to move
+    tree = LineTree(False, False, blind=3, rng=np.random.default_rng(0))
+    node = tree.expand(deal, 2)
+    assert isinstance(node, Node) and node.player == 1 and node.guesses is not None
+    assert [len(row) for row in node.guesses] == [3] * len(node.moves)
+    hidden = sorted(deal.hands[0] + deal.stock)
+    for (card, _), row in zip(node.moves, node.guesses, strict=True):
+        for leaf in row:
+            guess = tree.positions[leaf]
+            assert guess.hands[1] == tuple(c for c in theirs if c != card)
+            assert card in guess.played[1]
+            assert len(guess.hands[0]) == 2 and len(guess.stock) == len(deal.stock)
+            assert sorted(guess.hands[0] + guess.stock) == hidden
+    assert len({tree.positions[leaf].hands[0] for leaf in node.guesses[0]}) > 1
+
+    last = last_round("5B AB", "6S JB", "3C 2S", SEVENS_AND_COINS)
+    last.play_unchecked(*last.legal_mask_moves()[0])
+    assert not last.stock and last.current_player == 1
+    node = LineTree(False, False, blind=3).expand(last, 2)
+    assert isinstance(node, Node) and node.guesses is None
