@@ -94,7 +94,8 @@ class ValueAlphaBetaAgent(LineSearchAgent):
         infoset: choose my move after each reply of the opponent's once for all the samples,
             as I will choose it knowing the reply and not the opponent's hand, rather than in
             each sample, where it sees that hand (``LineTree.reduce_shared``); while my hand
-            holds two cards or more (no new cards come before that move).
+            holds two cards or more (no new cards come before that move). With
+            ``replies=blind`` neither seat's choice within the three plies sees the other's hand.
         mover_view: the share of a leaf's learnt value judged from its mover's view alone,
             not the other hand, the rest ``DealValue``'s (0: ``DealValue`` alone): a judge
             that the sample's perfect information does not reach.
@@ -163,9 +164,9 @@ class ValueAlphaBetaAgent(LineSearchAgent):
             )
         self.reply_model = self._model_replies if replies == "model" else None
         self.policy_replies = replies == "policy"
-        if infoset and (softmin or replies != "min"):
+        if infoset and (softmin or replies not in ("min", "blind")):
             raise ValueError(
-                f"infoset answers the opponent's best replies: not with softmin or "
+                f"infoset answers the opponent's best or blind replies: not with softmin or "
                 f"replies={replies!r}"
             )
         self.shared_replies = bool(infoset)

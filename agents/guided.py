@@ -629,8 +629,7 @@ class LineTree:
         if player == 0:
             return max(scores)
         if guesses is not None:
-            guessed = [sum(self.reduce(g, values, logits, exact) for g in row) for row in guesses]
-            return scores[int(np.argmin(guessed))]
+            return scores[self.blind_reply(guesses, values, logits, exact)]
         if probabilities is not None:
             return float(probabilities @ np.array(scores))
         if index < 0:
@@ -644,6 +643,14 @@ class LineTree:
             best[card] = min(score, best.get(card, score))
         weights = np.exp(logits[index, list(best)] - logits[index, list(best)].max())
         return float(weights @ np.fromiter(best.values(), np.float64) / weights.sum())
+
+    def blind_reply(
+        self, guesses: list[list[Any]], values: np.ndarray, logits: np.ndarray, exact: AlphaBeta
+    ) -> int:
+        """The reply the opponent picks not seeing my hand: the best for it on average over
+        the deals of its ``guesses``."""
+        guessed = [sum(self.reduce(g, values, logits, exact) for g in row) for row in guesses]
+        return int(np.argmin(guessed))
 
     def reduce_shared(
         self,
@@ -661,11 +668,15 @@ class LineTree:
         best it can in each sample, so a move after one reply counts only in the samples where
         that reply is its best: each reply's move starts as the best on average over the
         samples that allow the reply, then moves are changed one reply at a time while the
-        total improves. The caller shares only when my hand after the reply is the one I hold
-        now (no new cards dealt). A sample with no reply to search is reduced alone.
+        total improves. Where the opponent replies blind (a node's ``guesses``), its reply in
+        the sample does not depend on my moves after it, and each reply's move is the best
+        over the samples where it is the reply. The caller shares only when my hand after the
+        reply is the one I hold now (no new cards dealt). A sample with no reply to search is
+        reduced alone.
         """
         total = 0.0
         rows: list[int] = []
+        blind: dict[int, Any] = {}  # sample → the reply the opponent picks not seeing my hand
         after: dict[Any, dict[Any, dict[int, float]]] = {}  # reply → my move → sample → value
         for s, node in enumerate(trees):
             if not (
@@ -677,6 +688,8 @@ class LineTree:
                 total += weights[s] * self.reduce(node, values, logits, exact)
                 continue
             rows.append(s)
+            if node.guesses is not None:
+                blind[s] = node.moves[self.blind_reply(node.guesses, values, logits, exact)]
             for reply, child in zip(node.moves, node.children, strict=True):
                 mine = after.setdefault(reply, {})
                 if isinstance(child, Node) and child.player == 0:
@@ -696,17 +709,31 @@ class LineTree:
                 for s, value in by_sample.items():
                     table[where[s], column] = value
             tables.append(table)
-        allowed = [np.isfinite(t[:, 0]) for t in tables]
+        replies = list(after)
+        picked = np.array([replies.index(blind[s]) if s in blind else -1 for s in rows])
+        fixed = picked >= 0
+        allowed = [np.isfinite(t[:, 0]) & (~fixed | (picked == r)) for r, t in enumerate(tables)]
         choice = [int(np.argmax(w[a] @ t[a])) for t, a in zip(tables, allowed, strict=True)]
         chosen = np.stack([t[:, c] for t, c in zip(tables, choice, strict=True)], axis=1)
+
+        def sample_values(r: int, candidates: np.ndarray) -> np.ndarray:
+            """Each sample's value (rows) for each move after reply ``r`` (columns), the
+            other replies' moves as ``chosen``."""
+            others = np.delete(chosen, r, axis=1).min(axis=1, initial=np.inf)
+            out = np.minimum(others[:, None], candidates)
+            kept = chosen[fixed, picked[fixed]][:, None]
+            out[fixed] = np.where((picked[fixed] == r)[:, None], candidates[fixed], kept)
+            return out
+
         improved = True
         while improved:
             improved = False
             for r, table in enumerate(tables):
-                others = np.delete(chosen, r, axis=1).min(axis=1, initial=np.inf)
-                totals = w @ np.minimum(others[:, None], table)
+                totals = w @ sample_values(r, table)
                 best = int(np.argmax(totals))
                 if totals[best] > totals[choice[r]] + 1e-12:
                     choice[r], improved = best, True
                     chosen[:, r] = table[:, best]
-        return total + float(w @ chosen.min(axis=1))
+        values_now = chosen.min(axis=1)
+        values_now[fixed] = chosen[fixed, picked[fixed]]
+        return total + float(w @ values_now)

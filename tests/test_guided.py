@@ -377,3 +377,33 @@ def test_a_blind_opponent_judges_its_replies_in_deals_it_cannot_tell_from_the_sa
     assert not last.stock and last.current_player == 1
     node = LineTree(False, False, blind=3).expand(last, 2)
     assert isinstance(node, Node) and node.guesses is None
+
+
+def test_my_move_after_a_blind_reply_counts_only_where_the_opponent_picks_that_reply() -> None:
+    """The two samples of the shared-move test, the opponent now replying blind: its pick in
+    a sample follows its guesses alone. Where it picks q in the first sample, my move after r
+    is chosen by the second alone (y, 2) and the first is worth q's 1: 3 in all. Where it
+    picks r in both, x is worth 3 + 0 and y 0 + 2: x, 3 in all, where a move per sample
+    (seeing the hand) would get 3 + 2."""
+    from agents.alphabeta import AlphaBeta
+    from agents.greedy import MoveValuer
+    from agents.guided import LineTree, Node
+
+    r, q = (parse_card("7D"), 0), (parse_card("3S"), 0)
+    x, y = (parse_card("AC"), 0), (parse_card("2C"), 0)
+    exact = AlphaBeta(Rules(), MoveValuer(Rules()))
+    tree = LineTree(False, False, blind=1)
+    logits = np.zeros((0, 0))
+    ones = np.ones(2)
+    first = Node(1, -1, [r, q], [Node(0, -1, [x, y], [0, 1]), 2], guesses=[[5], [6]])
+    second = Node(1, -1, [r], [Node(0, -1, [x, y], [3, 4])], guesses=[[7]])
+    picks_q = np.array([3.0, 0.0, 1.0, 0.0, 2.0, 0.0, -5.0, 0.0])  # r guessed 0, q -5
+    assert tree.reduce_shared([first, second], ones, picks_q, logits, exact) == pytest.approx(3.0)
+    picks_r = picks_q.copy()
+    picks_r[5] = -9.0  # r guessed -9, q -5
+    assert tree.reduce_shared([first, second], ones, picks_r, logits, exact) == pytest.approx(3.0)
+    fused = sum(tree.reduce(t, picks_r, logits, exact) for t in (first, second))
+    assert fused == pytest.approx(5.0)
+    # Weighed 1 to 3, y is worth 0 + 3 * 2 = 6 against x's 3.
+    weighed = tree.reduce_shared([first, second], np.array([1.0, 3.0]), picks_r, logits, exact)
+    assert weighed == pytest.approx(6.0)
