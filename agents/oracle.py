@@ -11,7 +11,11 @@ cards are known (``depth=5``).
 
 ``hidden="all"`` searches the one true deal: the opponent's hand and the order of the stock.
 ``hidden="hand"`` knows the opponent's hand but not the stock, which it shuffles anew in each
-of ``samples`` deals. Two-player Scopa, as ``alphabeta_value``.
+of ``samples`` deals. ``reveal`` shows it the cards only at some decisions, and at the others
+it plays as ``alphabeta_value`` does: ``after_its_play``, where the opponent has played this
+round, bounds what any reading of those plays could add (``infer``); ``before_its_play``, where
+it has not, is what no reading of this round's plays can reach. Two-player Scopa, as
+``alphabeta_value``.
 """
 
 from __future__ import annotations
@@ -23,8 +27,10 @@ from scopa_env.errors import PlayerError
 from scopa_env.info_state import InfoState
 from scopa_env.players import Observation
 from scopa_env.rules import Rules
+from scopa_env.tables import SCOPA
 
 HIDDEN = ("all", "hand")
+REVEAL = ("always", "after_its_play", "before_its_play")
 
 
 class OracleAgent(ValueAlphaBetaAgent):
@@ -40,6 +46,12 @@ class OracleAgent(ValueAlphaBetaAgent):
         value: the path of a ``DealValue`` network; the shipped one by default.
         blend: ``DealValue``'s share of a leaf's value, the rest the material balance.
         seed: seed of the stock's shuffles (``hidden="hand"``).
+        reveal: at which decisions it is shown the cards: ``always``, ``after_its_play``
+            (where the opponent has played a card this round) or ``before_its_play`` (where it
+            has not); at the others it searches ``samples`` deals drawn as ``alphabeta_value``
+            draws them.
+        infer: draw those deals by the opponent's plays this round (``alphabeta_value``'s
+            default); without ``reveal`` it draws none.
     """
 
     def __init__(
@@ -51,13 +63,18 @@ class OracleAgent(ValueAlphaBetaAgent):
         value: str | None = None,
         blend: float = 0.7,
         seed: int | None = None,
+        reveal: str = "always",
+        infer: bool = False,
     ) -> None:
         if hidden not in HIDDEN:
             raise ValueError(f"hidden is one of {list(HIDDEN)}, got {hidden!r}")
+        if reveal not in REVEAL:
+            raise ValueError(f"reveal is one of {list(REVEAL)}, got {reveal!r}")
         super().__init__(
-            rules, samples=samples, depth=depth, value=value, blend=blend, seed=seed, infer=False
+            rules, samples=samples, depth=depth, value=value, blend=blend, seed=seed, infer=infer
         )
         self.hidden = hidden
+        self.reveal = reveal
         self._deal: Deal | None = None
 
     def show(self, deal: Deal) -> None:
@@ -76,13 +93,25 @@ class OracleAgent(ValueAlphaBetaAgent):
         finally:
             self._deal = None
 
+    def revealed(self, info: InfoState) -> bool:
+        """Whether it is shown the cards at the decision ``info`` reads."""
+        if self.reveal == "always":
+            return True
+        played = info.opp_hand_size < SCOPA.hand_size
+        return played == (self.reveal == "after_its_play")
+
     def deals_searched(self, info: InfoState) -> int:
-        return 1 if self.hidden == "all" else super().deals_searched(info)
+        if self.hidden == "all" and self.revealed(info):
+            return 1
+        return super().deals_searched(info)
 
     def sampled_deals(self, determinizer: Determinizer, info: InfoState) -> list[tuple[Deal, int]]:
         """The true deal, or with ``hidden="hand"`` the true hands with the stock shuffled, in
-        the searching player's frame (``Determinizer.deal``)."""
+        the searching player's frame (``Determinizer.deal``); where ``reveal`` hides them,
+        ``alphabeta_value``'s samples."""
         assert self._deal is not None
+        if not self.revealed(info):
+            return super().sampled_deals(determinizer, info)
         hand = list(self._deal.hands[1 - self._deal.current_player])
         stock = list(self._deal.stock)
         if self.hidden == "all":

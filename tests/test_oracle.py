@@ -85,6 +85,37 @@ def test_it_refuses_to_play_from_an_observation_alone() -> None:
         oracle.act(observe_deal(deal))
 
 
-def test_an_unknown_hidden_is_refused_by_name() -> None:
+def test_an_unknown_hidden_or_reveal_is_refused_by_name() -> None:
     with pytest.raises(PlayerError, match="hidden is one of"):
         make_agent("oracle", hidden="stock")
+    with pytest.raises(PlayerError, match="reveal is one of"):
+        make_agent("oracle", reveal="sometimes")
+
+
+@pytest.mark.parametrize("reveal", ["after_its_play", "before_its_play"])
+def test_reveal_shows_the_hand_only_after_or_before_the_opponents_play_this_round(
+    reveal: str,
+) -> None:
+    """The opponent leads the round (it has played one card) and I reply; then a decision of
+    mine before it plays this round. Where the reveal applies the searched deals hold its true
+    hand, elsewhere they are drawn (with more unseen cards than its hand, some differ)."""
+    deal = Deal.new(np.random.default_rng(4))
+    while deal.current_player != 1 or len(deal.hands[1]) != 3 or not deal.stock:
+        deal.play(deal.legal_moves()[0])
+    before = deal.copy()
+    before.play(before.legal_moves()[0])  # it leads; now I reply after its play
+    for position, after_play in ((before, True), (opening_of_mine(), False)):
+        oracle = OracleAgent(hidden="hand", samples=8, seed=1, reveal=reveal)
+        hands = {searched.hands[1] for searched in _searched(oracle, position)}
+        true_hand = position.hands[1 - position.current_player]
+        if after_play == (reveal == "after_its_play"):
+            assert hands == {true_hand}
+        else:
+            assert len(hands) > 1
+
+
+def opening_of_mine() -> Deal:
+    """The first decision of a deal, mine: the opponent has not played this round."""
+    deal = Deal.new(np.random.default_rng(5))
+    assert deal.current_player == 0 and len(deal.hands[1]) == 3
+    return deal
