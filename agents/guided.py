@@ -586,12 +586,12 @@ class LineTree:
             self.positions.append(deal)
             return len(self.positions) - 1
         player = deal.current_player
-        index = -1
+        row = -1
         probabilities = None
         if player == 1 and self.policy_replies:
             self.positions.append(deal)
-            index = len(self.positions) - 1
-            self.replies.append(index)
+            row = len(self.positions) - 1
+            self.replies.append(row)
         elif player == 1 and self.reply_model is not None:
             probabilities = self.reply_model(deal)
         moves = deal.legal_mask_moves()
@@ -609,13 +609,13 @@ class LineTree:
             ]
             guesses = []
             for card, capture in moves:
-                row = []
+                guessed = []
                 for guess in deals:
                     child = guess.copy()
                     child.play_unchecked(card, capture)
-                    row.append(self.expand(child, 0))
-                guesses.append(row)
-        return Node(player, index, moves, children, probabilities, guesses)
+                    guessed.append(self.expand(child, 0))
+                guesses.append(guessed)
+        return Node(player, row, moves, children, probabilities, guesses)
 
     def reduce(self, node: Any, values: np.ndarray, logits: np.ndarray, exact: AlphaBeta) -> float:
         """The node's value for seat 0 in points: the best for the player to move, or, where
@@ -624,7 +624,7 @@ class LineTree:
             return float(values[node])
         if isinstance(node, Deal):  # finished, or in its last round: solved exactly
             return exact.value(node, _TO_THE_END, 0) / POINT
-        player, index, moves, children, probabilities, guesses = cast(Node, node)
+        player, row, moves, children, probabilities, guesses = cast(Node, node)
         scores = [self.reduce(c, values, logits, exact) for c in children]
         if player == 0:
             return max(scores)
@@ -632,7 +632,7 @@ class LineTree:
             return scores[self.blind_reply(guesses, values, logits, exact)]
         if probabilities is not None:
             return float(probabilities @ np.array(scores))
-        if index < 0:
+        if row < 0:
             if not self.softmin:
                 return min(scores)
             scored = np.array(scores)
@@ -641,7 +641,7 @@ class LineTree:
         best: dict[int, float] = {}
         for (card, _), score in zip(moves, scores, strict=True):
             best[card] = min(score, best.get(card, score))
-        weights = np.exp(logits[index, list(best)] - logits[index, list(best)].max())
+        weights = np.exp(logits[row, list(best)] - logits[row, list(best)].max())
         return float(weights @ np.fromiter(best.values(), np.float64) / weights.sum())
 
     def blind_reply(
