@@ -618,18 +618,22 @@ class LineTree:
         return Node(player, row, moves, children, probabilities, guesses)
 
     def reduce(self, node: Any, values: np.ndarray, logits: np.ndarray, exact: AlphaBeta) -> float:
-        """The node's value for seat 0 in points: the best for the player to move, or, where
-        the policy weighs the replies, each card's best capture weighted by its probability."""
+        """The node's value for seat 0 in points: the best for the player to move, the value
+        of the opponent's blind pick where it replies blind, or, where the policy weighs the
+        replies, each card's best capture weighted by its probability (the other weighings in
+        the class doc)."""
         if isinstance(node, int):
             return float(values[node])
         if isinstance(node, Deal):  # finished, or in its last round: solved exactly
             return exact.value(node, _TO_THE_END, 0) / POINT
         player, row, moves, children, probabilities, guesses = cast(Node, node)
+        if guesses is not None:
+            return self.reduce(
+                children[self.blind_reply(guesses, values, logits, exact)], values, logits, exact
+            )
         scores = [self.reduce(c, values, logits, exact) for c in children]
         if player == 0:
             return max(scores)
-        if guesses is not None:
-            return scores[self.blind_reply(guesses, values, logits, exact)]
         if probabilities is not None:
             return float(probabilities @ np.array(scores))
         if row < 0:
