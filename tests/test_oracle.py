@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import observe_deal, played_to
+from conftest import observe_deal, opening_trail, played_to, settebello_sweep
 
 from agents import OracleAgent, make_agent
 from agents.determinize import Determinizer
@@ -96,26 +96,14 @@ def test_an_unknown_hidden_or_reveal_is_refused_by_name() -> None:
 def test_reveal_shows_the_hand_only_after_or_before_the_opponents_play_this_round(
     reveal: str,
 ) -> None:
-    """The opponent leads the round (it has played one card) and I reply; then a decision of
-    mine before it plays this round. Where the reveal applies the searched deals hold its true
-    hand, elsewhere they are drawn (with more unseen cards than its hand, some differ)."""
-    deal = Deal.new(np.random.default_rng(4))
-    while deal.current_player != 1 or len(deal.hands[1]) != 3 or not deal.stock:
-        deal.play(deal.legal_moves()[0])
-    before = deal.copy()
-    before.play(before.legal_moves()[0])  # it leads; now I reply after its play
-    for position, after_play in ((before, True), (opening_of_mine(), False)):
+    """After the opponent leads the round by trailing 2B, and at a decision of mine before it
+    plays this round: where the reveal applies the searched deals hold its true hand, elsewhere
+    they are drawn (with more unseen cards than its hand, some differ)."""
+    for position, after_play in ((opening_trail()[0], True), (settebello_sweep(), False)):
+        assert position.current_player == 0
         oracle = OracleAgent(hidden="hand", samples=8, seed=1, reveal=reveal)
         hands = {searched.hands[1] for searched in _searched(oracle, position)}
-        true_hand = position.hands[1 - position.current_player]
         if after_play == (reveal == "after_its_play"):
-            assert hands == {true_hand}
+            assert hands == {position.hands[1]}
         else:
             assert len(hands) > 1
-
-
-def opening_of_mine() -> Deal:
-    """The first decision of a deal, mine: the opponent has not played this round."""
-    deal = Deal.new(np.random.default_rng(5))
-    assert deal.current_player == 0 and len(deal.hands[1]) == 3
-    return deal
