@@ -33,6 +33,7 @@ import numpy as np
 from agents.alphabeta import AlphaBeta, AlphaBetaAgent
 from agents.base import Observation
 from agents.determinize import Determinizer
+from agents.inference import OpponentPlay, PlayTracker
 from agents.policy import SHIPPED_POLICY
 from agents.seats import SeatView
 from agents.values import POINT, CardValues
@@ -52,6 +53,7 @@ from scopa_env.observation import (
     writer,
 )
 from scopa_env.rules import Rules
+from scopa_env.tables import SCOPA
 
 
 @dataclass(frozen=True)
@@ -148,7 +150,7 @@ class LeafValuer:
 
 
 @dataclass(frozen=True)
-class OpponentPlay:
+class PlayObservation:
     """One play of the opponent's this round: its observation just before it, with its hand
     left out (the hand plane empty, those cards counted unseen), and the card it played."""
 
@@ -156,64 +158,44 @@ class OpponentPlay:
     card: int
 
 
-class RoundHistory:
-    """The opponent's plays this round, read from my consecutive observations of one deal.
+#: The observation before the deal's first play: no piles, sweeps or capture yet.
+_DEAL_START = InfoState(0, 0, (0, 0), (0, 0), 0, None, 0, 0, 0, (0, 0), (0, 0), 0, False, None)
 
-    Between two plays of mine the opponent plays exactly one card (two seats alternate); the
-    two observations show which and what it took, so the position it faced can be rebuilt, all
-    but its hand. Its hand then was its hand now plus the cards it has played since: for each
-    sampled hand, the network's probability of the plays it made is a likelihood of that hand.
-    Anything that does not follow from the previous observation (another deal, a game played
-    out of order) clears the history.
+
+class RoundHistory:
+    """The opponent's plays this round as it saw them, from my consecutive observations.
+
+    ``PlayTracker`` finds each play (and forgets the history when an observation does not
+    follow the previous one); the observation of mine just before the play and the one after
+    it rebuild the position the opponent faced, all but its hand. Its hand then was its hand
+    now plus the cards it has played since: for each sampled hand, the network's probability
+    of the plays it made is a likelihood of that hand.
     """
 
-    def __init__(self) -> None:
-        self.plays: list[OpponentPlay] = []
-        self._previous: InfoState | None = None
+    def __init__(self, hand_size: int = SCOPA.hand_size) -> None:
+        self.tracker = PlayTracker(hand_size)
+        self.plays: list[PlayObservation] = []  # this round's, oldest first
+        self._deal: list[PlayObservation] = []  # one per play of ``tracker.plays``
 
     def clear(self) -> None:
-        self.plays, self._previous = [], None
+        self.tracker.reset()
+        self.plays, self._deal = [], []
 
     def observe(self, info: InfoState) -> None:
         """Record a play-phase observation of mine (two-player Scopa)."""
-        previous, self._previous = self._previous, info
-        if info.opp_hand_size == 3:  # it has not played this round
-            self.plays = []
-            return
-        if not info.played[0] and info.played[1].bit_count() == 1:  # it led the deal
-            previous = InfoState(
-                0, 0, (0, 0), (0, 0), 0, None, 0, 0, 0, (0, 0), (0, 0), 0, False, None
-            )
-        new_mine = 0 if previous is None else info.played[0] & ~previous.played[0]
-        new_theirs = 0 if previous is None else info.played[1] & ~previous.played[1]
-        if (
-            previous is None
-            or previous.played[0] & ~info.played[0]
-            or previous.played[1] & ~info.played[1]
-            or (previous.played[0] and new_mine.bit_count() != 1)
-            or new_theirs.bit_count() != 1
-        ):
-            self.plays = []
-            return
-        card = new_theirs.bit_length() - 1
-        taken = info.piles[1] & ~previous.piles[1] & ~new_theirs
-        if info.piles[1] == previous.piles[1]:
-            if not info.table & new_theirs:
-                self.plays = []
-                return
-            table = info.table & ~new_theirs
-        else:
-            table = info.table | taken
-        last = 0 if info.piles[0] != previous.piles[0] else previous.last_capturer
-        observation = encode(
-            (info.hand, 0), table, (info.piles[0], previous.piles[1]),
-            (info.played[0], info.played[1] & ~new_theirs), info.stock_size,
-            (info.scope[0], previous.scope[1]), last, 1 - info.is_dealer, 1,
-            match_score=info.match_score, target=info.target,
-        )  # fmt: skip
-        if info.opp_hand_size == 2:  # the card was its first this round
-            self.plays = []
-        self.plays.append(OpponentPlay(observation, card))
+        previous, known = self.tracker.last, self.tracker.plays
+        plays = self.tracker.observe(info)
+        if plays is None:
+            self._deal = []
+        elif plays is not known:
+            if known is None or plays[:-1] != known:  # the tracker started the deal over
+                self._deal = []
+            if plays:
+                opening = not info.played[0] and len(plays) == 1
+                before = _DEAL_START if opening or previous is None else previous
+                self._deal.append(_seen_by_opponent(before, info, plays[-1]))
+        this_round = len(self.tracker.this_round(info))
+        self.plays = self._deal[len(self._deal) - this_round :]
 
     def log_likelihoods(self, hands: list[int], leaf: LeafValuer) -> np.ndarray:
         """Per sampled hand of the opponent now, the network's log-probability of the cards it
@@ -243,6 +225,20 @@ class RoundHistory:
             top[:, 0] + np.log(np.exp(logits - top).sum(axis=1))
         )
         return log_p.reshape(len(self.plays), len(hands)).sum(axis=0)
+
+
+def _seen_by_opponent(before: InfoState, after: InfoState, play: OpponentPlay) -> PlayObservation:
+    """The opponent's observation as it made ``play``, its hand left out, from my observations
+    just before my move that preceded the play (``before``) and just after the play."""
+    card = 1 << play.card
+    last = 0 if after.piles[0] != before.piles[0] else before.last_capturer
+    observation = encode(
+        (after.hand, 0), play.table, (after.piles[0], before.piles[1]),
+        (after.played[0], after.played[1] & ~card), after.stock_size,
+        (after.scope[0], before.scope[1]), last, 1 - after.is_dealer, 1,
+        match_score=after.match_score, target=after.target,
+    )  # fmt: skip
+    return PlayObservation(observation, play.card)
 
 
 def load_network(network: str) -> tuple[Path, Any]:

@@ -282,7 +282,7 @@ def test_sampled_hands_are_weighed_by_the_networks_masked_probability_of_the_pla
 ) -> None:
     import torch
 
-    from agents.guided import OpponentPlay, RoundHistory
+    from agents.guided import PlayObservation, RoundHistory
     from scopa_env.observation import OBS_SLICES, mask_to_plane
 
     env = scopa_v0.raw_env(episode="deal")
@@ -295,7 +295,7 @@ def test_sampled_hands_are_weighed_by_the_networks_masked_probability_of_the_pla
         if turn < 2:
             env.step(int(np.flatnonzero(observation["action_mask"])[-1]))
     (play,) = history.plays
-    assert isinstance(play, OpponentPlay)
+    assert isinstance(play, PlayObservation)
     hands = [mask_of(parse_cards(h)) for h in ("AD 2D", "KS QS", "7D 5C")]
     hands = [h for h in hands if not h & ~InfoState.from_observation(play.observation).unseen]
     assert hands, "pick hands the opponent could hold"
