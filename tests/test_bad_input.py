@@ -389,6 +389,16 @@ CLI_CASES: list[tuple[str, Callable[[Path], list[str]], str]] = [
         "opponent seat_search plays two-player Scopa only",
     ),  # fmt: skip
     (
+        "rllib override value",
+        lambda d: ["train", "--config", str(ROOT / "configs/rllib_quick.yaml"), "hidden=[64,"],
+        "override 'hidden=[64,': '[64,' is not a YAML value",
+    ),  # fmt: skip
+    (
+        "rllib override type",
+        lambda d: ["train", "--config", str(ROOT / "configs/rllib_quick.yaml"), "iterations=ten"],
+        "iterations: Input should be a valid integer",
+    ),  # fmt: skip
+    (
         "override key",
         lambda d: ["train", "--config", str(ROOT / "configs/quick.yaml"), "ppo.n_epoch=2"],
         "ppo.n_epoch",

@@ -38,10 +38,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, model_validator
 
 from evaluation.records import write_text
 from scopa_env.tables import resolve_table
+from training.config import ConfigError, Section, load_model
 
 #: The module that learns; the pool's members are the other module ids.
 LEARNER = "main"
@@ -241,10 +242,8 @@ def refresh_snapshot(algorithm: Any) -> None:
     _everywhere(algorithm, SNAPSHOT, lambda module: module.set_state(weights))
 
 
-class RLlibWarmStart(BaseModel):
+class RLlibWarmStart(Section):
     """Behaviour cloning of ``teacher`` into the card network before PPO."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     teacher: str = "greedy"
     #: Who the teacher plays against while its decisions are recorded.
@@ -299,10 +298,8 @@ def warm_start(algorithm: Any, config: RLlibRunConfig, progress: bool = False) -
     )
 
 
-class RLlibRunConfig(BaseModel):
+class RLlibRunConfig(Section):
     """``scopa train`` with RLlib: the keys of ``configs/rllib_quick.yaml``."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     engine: Literal["rllib"]
     name: str = "rllib"
@@ -362,24 +359,9 @@ class RLlibRunConfig(BaseModel):
 
 
 def load_rllib_config(path: Path, overrides: list[str]) -> RLlibRunConfig:
-    from training.config import ConfigError
-
-    data = yaml.safe_load(Path(path).read_text())
-    for item in overrides:
-        key, eq, value = item.partition("=")
-        if not eq:
-            raise ConfigError(f"override {item!r} is not KEY=VALUE")
-        *parents, leaf = key.split(".")
-        node = data
-        for part in parents:
-            node = node.setdefault(part, {})
-            if not isinstance(node, dict):
-                raise ConfigError(f"override {item!r}: {part} is not a section")
-        node[leaf] = yaml.safe_load(value)
-    try:
-        return RLlibRunConfig.model_validate(data)
-    except ValidationError as error:
-        raise ConfigError(f"invalid config {path}: {error}") from None
+    """Read an RLlib run's YAML config as ``scopa train`` reads its own (``load_model``): the
+    overrides merged in, every bad key, a missing file and bad YAML named in a ``ConfigError``."""
+    return load_model(RLlibRunConfig, path, overrides)
 
 
 def _descendants_cpu() -> float:
@@ -404,8 +386,6 @@ RESUMABLE = frozenset(
 
 def check_rllib_resume(saved: RLlibRunConfig, asked: RLlibRunConfig) -> None:
     """Refuse overrides on ``--resume`` that would change what the checkpoint learned."""
-    from training.config import ConfigError
-
     for key in type(saved).model_fields:
         if key not in RESUMABLE and getattr(saved, key) != getattr(asked, key):
             raise ConfigError(
@@ -482,7 +462,6 @@ def train_rllib(
 
     from evaluation.records import folder_lock
     from training.checkpoints import cut_csv
-    from training.config import ConfigError
 
     run_dir = Path(run_dir or f"runs/{config.name}-{time.strftime('%Y%m%d-%H%M%S')}")
     check_opponents_seated(config)
