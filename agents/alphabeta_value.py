@@ -48,6 +48,7 @@ from scopa_env.cards import NUM_CARDS
 from scopa_env.engine import Deal, MaskMove
 from scopa_env.info_state import InfoState
 from scopa_env.rules import Rules
+from scopa_env.tables import SCOPA
 
 
 class ValueAlphaBetaAgent(LineSearchAgent):
@@ -58,6 +59,8 @@ class ValueAlphaBetaAgent(LineSearchAgent):
         samples: deals sampled per decision before the last round.
         depth: plies of every line, the root move included (three: my move, the opponent's
             reply and mine, so the leaf has the opponent to move).
+        late_depth: plies of every line at my later decisions of a round, once my hand holds
+            fewer cards than were dealt, where the lines branch less (``None``: ``depth``).
         endgame_plies: search exactly to the end of the deal when at most this many plies
             follow the root move (the last round).
         value: the path of a ``DealValue`` network (``.npz``); the shipped one by default.
@@ -124,6 +127,7 @@ class ValueAlphaBetaAgent(LineSearchAgent):
         rules: Rules | str | None = None,
         samples: int = 128,
         depth: int = 3,
+        late_depth: int | None = None,
         endgame_plies: int = 5,
         value: str | None = None,
         blend: float = 0.7,
@@ -148,6 +152,9 @@ class ValueAlphaBetaAgent(LineSearchAgent):
             rules, samples, depth, endgame_plies, seed, values, infer=infer, candidates=candidates
         )
         self.blend = self._check_blend(blend)
+        if late_depth is not None and late_depth < 1:
+            raise ValueError(f"late_depth is a number of plies, >= 1: got {late_depth}")
+        self.late_depth = late_depth
         self.exact_last_round = exact_last_round
         self.sweeps = bool(sweeps)
         if softmin < 0:
@@ -216,6 +223,11 @@ class ValueAlphaBetaAgent(LineSearchAgent):
                     f"seat_network {seat_network!r} reads the opponent's plays, which this "
                     "search follows with infer=True only"
                 )
+
+    def line_depth(self, info: InfoState) -> int:
+        if self.late_depth is not None and info.hand.bit_count() < SCOPA.hand_size:
+            return self.late_depth
+        return super().line_depth(info)
 
     def leaf_values(
         self,

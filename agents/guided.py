@@ -328,13 +328,17 @@ class LineSearchAgent(AlphaBetaAgent, ABC):
         (``sampled_deals``' counts), ``len(deals)`` in all (1 each here)."""
         return np.ones(len(deals))
 
+    def line_depth(self, info: InfoState) -> int:
+        """Plies of every line searched at this decision, the root move included."""
+        return self.settings(info)[1]
+
     def move_values(self, view: SeatView, moves: list[MaskMove]) -> list[int]:
         info = view.info
         if info.cards_to_play - 1 <= self.endgame_plies:
             return super().move_values(view, moves)
         drawn = self.sampled_deals(Determinizer(view, self.rules), info)
         deals = [deal for deal, _ in drawn]
-        depth = self.settings(info)[1]
+        depth = self.line_depth(info)
         search = LineTree(
             self.policy_replies,
             self.exact_last_round,

@@ -440,6 +440,7 @@ def test_refuses_other_tables() -> None:
         ({"samples": 0}, PlayerError, "samples"),
         ({"infer": True, "samples": 8, "candidates": 4}, PlayerError, "candidates"),
         ({"blend": 1.5}, PlayerError, "blend"),
+        ({"late_depth": 0}, PlayerError, "late_depth"),
         ({"mover_view": -0.1}, PlayerError, "mover_view"),
         ({"prior_weight": -0.1}, PlayerError, "prior_weight"),
         ({"seat_weight": 1.5}, PlayerError, "seat_weight"),
@@ -478,3 +479,17 @@ def test_a_batch_of_unrelated_rows_is_each_rows_own_choice() -> None:
     )
     assert batched.tolist() == expected
     assert all(row["action_mask"][a] for row, a in zip(rows, expected, strict=True))
+
+
+def test_late_depth_searches_deeper_once_the_hand_is_no_longer_whole() -> None:
+    """With ``blend=0`` a decision's totals are alpha-beta's at ``depth`` while my hand holds
+    the three cards dealt, and at ``late_depth`` after my first play of the round."""
+    rows = views()
+    hand_sizes = {view.info.hand.bit_count() for view in rows}
+    assert 3 in hand_sizes and hand_sizes & {1, 2}
+    for view in rows:
+        moves = view.info.legal_moves(Rules())
+        lines = ValueAlphaBetaAgent(samples=4, blend=0.0, late_depth=5, seed=2)
+        plies = 3 if view.info.hand.bit_count() == 3 else 5
+        pruned = AlphaBetaAgent(samples=4, depth=plies, seed=2)
+        assert lines.move_values(view, moves) == pruned.move_values(view, moves)
