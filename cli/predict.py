@@ -10,7 +10,14 @@ import argparse
 
 from agents.policy import SHIPPED_POLICY
 from cli.arguments import non_negative_int, positive_int
-from evaluation.prediction import card_choices, fit_power, mean_log_likelihood, top_one
+from evaluation.prediction import (
+    card_choices,
+    fit_power,
+    mean_log_likelihood,
+    own_log_likelihood,
+    own_top_one,
+    top_one,
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -34,10 +41,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"the policy network that predicts: {SHIPPED_POLICY} (default), pretrained_v4 or "
         "a checkpoint path",
     )
+    parser.add_argument(
+        "--repeats",
+        type=non_negative_int,
+        default=0,
+        help="put each held-out choice to the player again this many times, with fresh "
+        "randomness, and add a row for its own spread: what no model of it can beat (default: "
+        "0, no row)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
-    choices = card_choices(args.player, args.deals, args.seed, args.network)
+    choices = card_choices(args.player, args.deals, args.seed, args.network, args.repeats)
     half = len(choices) // 2
     fit, held_out = choices[:half], choices[half:]
     power = fit_power(fit)
@@ -52,5 +67,10 @@ def run(args: argparse.Namespace) -> int:
     for label, p in ((fitted, power), ("network, power 1", 1.0)):
         print(
             f"| {label} | {mean_log_likelihood(held_out, p):.3f} | {top_one(held_out, True):.3f} |"
+        )
+    if args.repeats:
+        print(
+            f"| the player itself, asked {args.repeats} times more | "
+            f"{own_log_likelihood(held_out):.3f} | {own_top_one(held_out):.3f} |"
         )
     return 0

@@ -12,14 +12,23 @@ and the network's logit of each. The network's logits are sharper than the play 
 choices likeliest, to be judged on other choices. ``network_belief`` raises the network's
 probability of each play to a power without renormalizing it over the cards held: a close
 tempering, not the same one, so the fitted factor is a guide to its power.
+
+How far could a better model go? With ``repeats`` each choice is put to the player again that
+many times, each with fresh randomness: the cards it plays then estimate its own spread over the
+cards it held, which no model of its choices can predict better (``own_log_likelihood`` and
+``own_top_one``). A player whose choice depends on the deal's earlier observations cannot be
+asked again alone and is refused.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from agents.base import Agent, Observation, reset_agent
 from agents.greedy import MoveValuer
 from agents.guided import LeafValuer, load_network
 from agents.inference import OpponentModel
@@ -27,6 +36,7 @@ from agents.policy import SHIPPED_POLICY
 from evaluation.players import PlayerSpec
 from scopa_env import scopa_v0
 from scopa_env.cards import cards_of
+from scopa_env.errors import PlayerError
 from scopa_env.info_state import InfoState
 from scopa_env.rules import Rules
 
@@ -37,21 +47,31 @@ POWERS = np.round(np.arange(1, 201) / 100, 2)
 @dataclass(frozen=True)
 class CardChoice:
     """One card choice: the index of the card played among those held (in card order), the
-    soft greedy model's log-probability of each held card and the network's logit of each."""
+    soft greedy model's log-probability of each held card and the network's logit of each; with
+    ``repeats``, how many times the player played each held card when asked again."""
 
     played: int
     model: np.ndarray
     network: np.ndarray
+    asked: np.ndarray | None = None
 
 
 def card_choices(
-    player: str, deals: int, seed: int = 0, network: str = SHIPPED_POLICY
+    player: str, deals: int, seed: int = 0, network: str = SHIPPED_POLICY, repeats: int = 0
 ) -> list[CardChoice]:
     """Every card choice of ``player`` (a command-line spec) from a hand of two or more cards,
-    over ``deals`` deals of self-play at two-player Scopa."""
+    over ``deals`` deals of self-play at two-player Scopa, each put to it ``repeats`` times
+    more (module doc)."""
     rules = Rules()
     spec = PlayerSpec.parse(player)
     seats = {"player_0": spec.build(rules), "player_1": spec.build(rules)}
+    again = spec.build(rules) if repeats else None
+    if getattr(again, "follows_deal", False):
+        raise PlayerError(
+            f"{player} follows the deal's earlier observations: its choices cannot be asked "
+            "again alone (repeats)"
+        )
+    asked: list[np.ndarray | None] = []
     model = OpponentModel(rules, MoveValuer(rules))
     env = scopa_v0.raw_env(rules=rules, episode="deal")
     observations, held, played, model_logs = [], [], [], []
@@ -70,14 +90,36 @@ def card_choices(
                 held.append(list(cards))
                 played.append(cards.index(action))
                 model_logs.append(np.log(np.array([by_card[c] for c in cards])))
+                asked.append(_ask_again(again, observation, cards, seed, len(asked), repeats))
             env.step(action)
     if not observations:
         return []
     logits = LeafValuer(load_network(network)[1]).logits(np.stack(observations))
     return [
-        CardChoice(k, logs, logits[row, cards].astype(np.float64))
-        for row, (k, logs, cards) in enumerate(zip(played, model_logs, held, strict=True))
+        CardChoice(k, logs, logits[row, cards].astype(np.float64), counts)
+        for row, (k, logs, cards, counts) in enumerate(
+            zip(played, model_logs, held, asked, strict=True)
+        )
     ]
+
+
+def _ask_again(
+    agent: Agent | None,
+    observation: Observation,
+    cards: Sequence[int],
+    seed: int,
+    choice: int,
+    repeats: int,
+) -> np.ndarray | None:
+    """How many times ``agent`` plays each of ``cards`` in ``repeats`` askings, each with
+    randomness of its own."""
+    if agent is None:
+        return None
+    counts = np.zeros(len(cards), np.int64)
+    for k in range(repeats):
+        reset_agent(agent, int(np.random.SeedSequence([seed, choice, k]).generate_state(1)[0]))
+        counts[cards.index(int(agent.act(observation)))] += 1
+    return counts
 
 
 def mean_log_likelihood(choices: list[CardChoice], power: float | None = None) -> float:
@@ -96,6 +138,27 @@ def top_one(choices: list[CardChoice], network: bool) -> float:
     return float(
         np.mean([np.argmax(c.network if network else c.model) == c.played for c in choices])
     )
+
+
+def own_log_likelihood(choices: list[CardChoice]) -> float:
+    """The mean log-probability of the card played under the player's own spread, each card's
+    share of the askings again (a half asking added to every card held, so that none is 0)."""
+    total = 0.0
+    for choice in choices:
+        asked = _asked(choice)
+        total += math.log((asked[choice.played] + 0.5) / (asked.sum() + 0.5 * len(asked)))
+    return total / len(choices)
+
+
+def own_top_one(choices: list[CardChoice]) -> float:
+    """How often the card the player played most when asked again was the card played."""
+    return float(np.mean([np.argmax(_asked(c)) == c.played for c in choices]))
+
+
+def _asked(choice: CardChoice) -> np.ndarray:
+    if choice.asked is None:
+        raise ValueError("the player's own spread needs choices asked again (repeats)")
+    return choice.asked
 
 
 def fit_power(choices: list[CardChoice]) -> float:

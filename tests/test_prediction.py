@@ -9,7 +9,16 @@ import numpy as np
 import pytest
 
 from cli import main as cli
-from evaluation.prediction import CardChoice, card_choices, fit_power, mean_log_likelihood, top_one
+from evaluation.prediction import (
+    CardChoice,
+    card_choices,
+    fit_power,
+    mean_log_likelihood,
+    own_log_likelihood,
+    own_top_one,
+    top_one,
+)
+from scopa_env.errors import PlayerError
 
 
 def _choices(played_first: int, total: int, model: list[float], network: list[float]) -> list:
@@ -44,11 +53,43 @@ def test_the_soft_greedy_model_predicts_greedys_cards() -> None:
     assert mean_log_likelihood(choices) > uniform
 
 
+def test_the_players_own_spread_worked_out_by_hand() -> None:
+    # Asked again four times, the player played its first card three times and its second once;
+    # with half an asking added to each card, shares 3.5 / 5 and 1.5 / 5.
+    asked = np.array([3, 1])
+    choices = [
+        CardChoice(0, np.log([0.5, 0.5]), np.zeros(2), asked),
+        CardChoice(1, np.log([0.5, 0.5]), np.zeros(2), asked),
+    ]
+    assert own_log_likelihood(choices) == pytest.approx((math.log(0.7) + math.log(0.3)) / 2)
+    assert own_top_one(choices) == 0.5
+    with pytest.raises(ValueError, match="repeats"):
+        own_top_one([CardChoice(0, np.log([0.5, 0.5]), np.zeros(2))])
+
+
+def test_a_player_with_no_randomness_asked_again_plays_the_same_card() -> None:
+    choices = card_choices("greedy", deals=1, seed=3, repeats=3)
+    assert len(choices) > 10
+    for choice in choices:
+        assert choice.asked is not None and choice.asked[choice.played] == 3
+    assert own_top_one(choices) == 1.0
+    best = np.mean([math.log(3.5 / (3 + 0.5 * len(c.model))) for c in choices])
+    assert own_log_likelihood(choices) == pytest.approx(best)
+
+
+def test_a_player_asked_again_is_one_that_does_not_follow_the_deal() -> None:
+    with pytest.raises(PlayerError, match="alphabeta:infer=True follows the deal"):
+        card_choices("alphabeta:infer=True", deals=1, repeats=2)
+
+
 def test_scopa_predict_prints_each_model_on_held_out_choices(capsys) -> None:
     assert cli.main(["predict", "greedy", "--deals", "2", "--seed", "3"]) == 0
     out = capsys.readouterr().out
     assert "card choices of greedy" in out
     assert "| soft greedy" in out and "| network, power 1 |" in out
+    assert "the player itself" not in out
+    assert cli.main(["predict", "ismcts:iterations=20", "--deals", "1", "--repeats", "2"]) == 0
+    assert "| the player itself, asked 2 times more |" in capsys.readouterr().out
     assert cli.main(["predict", "no_such_player", "--deals", "1"]) == 2
     assert "no_such_player" in capsys.readouterr().err
     with pytest.raises(SystemExit) as stopped:
