@@ -94,6 +94,9 @@ class ValueAlphaBetaAgent(LineSearchAgent):
             probability of the opponent's plays this round, raised to this power, instead of
             the soft greedy model's (0: the model). The network's logits are sharper than the
             play they predict; a power below 1 tempers them.
+        belief_network: the policy network ``network_belief`` reads the plays with: the shipped
+            one, or a checkpoint's path, such as a network fitted to the opponent's own choices
+            (``scopa train`` with the opponent as ``warm_start.teacher``).
         infoset: choose my move after each reply of the opponent's once for all the samples,
             as I will choose it knowing the reply and not the opponent's hand, rather than in
             each sample, where it sees that hand (``LineTree.reduce_shared``); while my hand
@@ -140,6 +143,7 @@ class ValueAlphaBetaAgent(LineSearchAgent):
         replies: str = "min",
         blind_hands: int = 4,
         network_belief: float = 0.0,
+        belief_network: str = SHIPPED_POLICY,
         infoset: bool = False,
         mover_view: float = 0.0,
         view_value: str = "head",
@@ -207,6 +211,14 @@ class ValueAlphaBetaAgent(LineSearchAgent):
 
             torch.set_num_threads(1)
             self.network = LeafValuer(load_network(SHIPPED_POLICY)[1])
+        if belief_network != SHIPPED_POLICY and not network_belief:
+            raise ValueError(
+                f"belief_network {belief_network!r} reads the plays network_belief weighs the "
+                "deals by: give network_belief too"
+            )
+        self.belief = self.network
+        if belief_network != SHIPPED_POLICY:
+            self.belief = LeafValuer(load_network(belief_network)[1])
         self.path = Path(SHIPPED if value is None else value)
         self.value = DealValue.load(self.path)
         if not 0.0 <= seat_weight <= 1.0:
@@ -310,9 +322,9 @@ class ValueAlphaBetaAgent(LineSearchAgent):
         """The network's, tempered by ``network_belief``, where its history holds the plays
         the tracker found; the soft greedy model's otherwise."""
         found = [p.card for p in self.history.plays] == [p.card for p in reversed(plays)]
-        if not self.network_belief or self.network is None or not found:
+        if not self.network_belief or self.belief is None or not found:
             return super().hand_log_likelihoods(hands, plays)
-        return self.network_belief * self.history.log_likelihoods(hands, self.network)
+        return self.network_belief * self.history.log_likelihoods(hands, self.belief)
 
     def _model_replies(self, deal: Deal) -> np.ndarray:
         hands, table = deal.view()[:2]

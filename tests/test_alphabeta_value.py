@@ -115,6 +115,25 @@ def test_a_network_belief_weighs_the_hands_by_the_networks_likelihood_of_the_pla
     assert logs[0.25] == pytest.approx(0.25 * logs[1.0])
 
 
+def test_a_belief_network_reads_the_plays_in_the_shipped_networks_place() -> None:
+    from agents.guided import LeafValuer, load_network
+
+    deal, _ = opening_trail()
+    info = InfoState.from_observation(observe_deal(deal)["observation"])
+    hands = [mask_of(parse_cards(cards)) for cards in ("7D QC", "QC 4B")]
+    shipped, other = (
+        ValueAlphaBetaAgent(samples=4, network_belief=0.5, belief_network=name, seed=0)
+        for name in ("pretrained_v5", "pretrained_v4")
+    )
+    logs = []
+    for player in (shipped, other):
+        player.observe(info)
+        logs.append(player.hand_log_likelihoods(hands, player.tracker.this_round(info)))
+    v4 = LeafValuer(load_network("pretrained_v4")[1])
+    assert logs[1] == pytest.approx(0.5 * other.history.log_likelihoods(hands, v4))
+    assert not np.allclose(logs[0], logs[1])
+
+
 def test_model_replies_weigh_each_reply_by_the_opponent_models_probability() -> None:
     """With a model that plays uniformly at random every reply weighs alike: the totals are
     those of a softmin hot enough to weigh them alike too. The real model changes them."""
@@ -455,6 +474,7 @@ def test_refuses_other_tables() -> None:
         ({"infoset": True, "softmin": 1.0}, PlayerError, "infoset"),
         ({"infoset": True, "replies": "model"}, PlayerError, "infoset"),
         ({"infer": True, "network_belief": -1.0}, PlayerError, "network_belief"),
+        ({"belief_network": "pretrained_v4"}, PlayerError, "give network_belief too"),
         ({"blend": "half"}, PlayerError, "'half'"),
         ({"value": "no/such/value.npz"}, CheckpointError, "no/such/value.npz"),
         ({"bogus": 1}, PlayerError, "bogus"),
