@@ -11,6 +11,7 @@ import argparse
 from agents.policy import SHIPPED_POLICY
 from cli.arguments import non_negative_int, positive_int
 from evaluation.prediction import (
+    ask_again,
     card_choices,
     fit_power,
     mean_log_likelihood,
@@ -52,9 +53,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    choices = card_choices(args.player, args.deals, args.seed, args.network, args.repeats)
+    choices = card_choices(args.player, args.deals, args.seed, args.network)
     half = len(choices) // 2
     fit, held_out = choices[:half], choices[half:]
+    if args.repeats:
+        held_out = ask_again(args.player, held_out, args.repeats, args.seed)
     power = fit_power(fit)
     print(f"{len(choices)} card choices of {args.player}; figures on the last {len(held_out)}")
     print("| model | mean log-likelihood of the card played | top-1 |")

@@ -13,22 +13,21 @@ choices likeliest, to be judged on other choices. ``network_belief`` raises the 
 probability of each play to a power without renormalizing it over the cards held: a close
 tempering, not the same one, so the fitted factor is a guide to its power.
 
-How far could a better model go? With ``repeats`` each choice is put to the player again that
-many times, each with fresh randomness: the cards it plays then estimate its own spread over the
-cards it held, which no model of its choices can predict better (``own_log_likelihood`` and
-``own_top_one``). A player whose choice depends on the deal's earlier observations cannot be
-asked again alone and is refused.
+How far could a better model go? ``ask_again`` puts each choice to the player again, each time
+with fresh randomness: the cards it plays then estimate its own spread over the cards it held,
+which no model of its choices can predict better (``own_log_likelihood`` and ``own_top_one``).
+A player whose choice depends on the deal's earlier observations cannot be asked again alone
+and is refused.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from agents.base import Agent, Observation, reset_agent
+from agents.base import Observation, reset_agent
 from agents.greedy import MoveValuer
 from agents.guided import LeafValuer, load_network
 from agents.inference import OpponentModel
@@ -47,31 +46,26 @@ POWERS = np.round(np.arange(1, 201) / 100, 2)
 @dataclass(frozen=True)
 class CardChoice:
     """One card choice: the index of the card played among those held (in card order), the
-    soft greedy model's log-probability of each held card and the network's logit of each; with
-    ``repeats``, how many times the player played each held card when asked again."""
+    soft greedy model's log-probability of each held card and the network's logit of each;
+    ``ask_again`` adds how many times the player played each held card when asked again, on
+    ``seen``, the observation it chose on."""
 
     played: int
     model: np.ndarray
     network: np.ndarray
     asked: np.ndarray | None = None
+    seen: Observation | None = None
 
 
 def card_choices(
-    player: str, deals: int, seed: int = 0, network: str = SHIPPED_POLICY, repeats: int = 0
+    player: str, deals: int, seed: int = 0, network: str = SHIPPED_POLICY
 ) -> list[CardChoice]:
     """Every card choice of ``player`` (a command-line spec) from a hand of two or more cards,
-    over ``deals`` deals of self-play at two-player Scopa, each put to it ``repeats`` times
-    more (module doc)."""
+    over ``deals`` deals of self-play at two-player Scopa."""
     rules = Rules()
     spec = PlayerSpec.parse(player)
     seats = {"player_0": spec.build(rules), "player_1": spec.build(rules)}
-    again = spec.build(rules) if repeats else None
-    if getattr(again, "follows_deal", False):
-        raise PlayerError(
-            f"{player} follows the deal's earlier observations: its choices cannot be asked "
-            "again alone (repeats)"
-        )
-    asked: list[np.ndarray | None] = []
+    seen: list[Observation] = []
     model = OpponentModel(rules, MoveValuer(rules))
     env = scopa_v0.raw_env(rules=rules, episode="deal")
     observations, held, played, model_logs = [], [], [], []
@@ -90,36 +84,42 @@ def card_choices(
                 held.append(list(cards))
                 played.append(cards.index(action))
                 model_logs.append(np.log(np.array([by_card[c] for c in cards])))
-                asked.append(_ask_again(again, observation, cards, seed, len(asked), repeats))
+                seen.append({key: np.array(value) for key, value in observation.items()})
             env.step(action)
     if not observations:
         return []
     logits = LeafValuer(load_network(network)[1]).logits(np.stack(observations))
     return [
-        CardChoice(k, logs, logits[row, cards].astype(np.float64), counts)
-        for row, (k, logs, cards, counts) in enumerate(
-            zip(played, model_logs, held, asked, strict=True)
+        CardChoice(k, logs, logits[row, cards].astype(np.float64), seen=observation)
+        for row, (k, logs, cards, observation) in enumerate(
+            zip(played, model_logs, held, seen, strict=True)
         )
     ]
 
 
-def _ask_again(
-    agent: Agent | None,
-    observation: Observation,
-    cards: Sequence[int],
-    seed: int,
-    choice: int,
-    repeats: int,
-) -> np.ndarray | None:
-    """How many times ``agent`` plays each of ``cards`` in ``repeats`` askings, each with
-    randomness of its own."""
-    if agent is None:
-        return None
-    counts = np.zeros(len(cards), np.int64)
-    for k in range(repeats):
-        reset_agent(agent, int(np.random.SeedSequence([seed, choice, k]).generate_state(1)[0]))
-        counts[cards.index(int(agent.act(observation)))] += 1
-    return counts
+def ask_again(
+    player: str, choices: list[CardChoice], repeats: int, seed: int = 0
+) -> list[CardChoice]:
+    """``choices`` (``card_choices``') with ``asked``: how many times ``player`` plays each card
+    it held when each choice is put to it ``repeats`` times more, each time with randomness of
+    its own (module doc)."""
+    agent = PlayerSpec.parse(player).build(Rules())
+    if getattr(agent, "follows_deal", False):
+        raise PlayerError(
+            f"{player} follows the deal's earlier observations: its choices cannot be asked "
+            "again alone"
+        )
+    out = []
+    for index, choice in enumerate(choices):
+        if choice.seen is None:
+            raise ValueError("a choice asked again needs the observation it was made on (seen)")
+        cards = cards_of(InfoState.from_observation(choice.seen["observation"]).hand)
+        counts = np.zeros(len(cards), np.int64)
+        for k in range(repeats):
+            reset_agent(agent, int(np.random.SeedSequence([seed, index, k]).generate_state(1)[0]))
+            counts[cards.index(int(agent.act(choice.seen)))] += 1
+        out.append(replace(choice, asked=counts))
+    return out
 
 
 def mean_log_likelihood(choices: list[CardChoice], power: float | None = None) -> float:
@@ -157,7 +157,7 @@ def own_top_one(choices: list[CardChoice]) -> float:
 
 def _asked(choice: CardChoice) -> np.ndarray:
     if choice.asked is None:
-        raise ValueError("the player's own spread needs choices asked again (repeats)")
+        raise ValueError("the player's own spread needs choices asked again (ask_again)")
     return choice.asked
 
 

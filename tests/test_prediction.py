@@ -11,6 +11,7 @@ import pytest
 from cli import main as cli
 from evaluation.prediction import (
     CardChoice,
+    ask_again,
     card_choices,
     fit_power,
     mean_log_likelihood,
@@ -63,12 +64,12 @@ def test_the_players_own_spread_worked_out_by_hand() -> None:
     ]
     assert own_log_likelihood(choices) == pytest.approx((math.log(0.7) + math.log(0.3)) / 2)
     assert own_top_one(choices) == 0.5
-    with pytest.raises(ValueError, match="repeats"):
+    with pytest.raises(ValueError, match="ask_again"):
         own_top_one([CardChoice(0, np.log([0.5, 0.5]), np.zeros(2))])
 
 
 def test_a_player_with_no_randomness_asked_again_plays_the_same_card() -> None:
-    choices = card_choices("greedy", deals=1, seed=3, repeats=3)
+    choices = ask_again("greedy", card_choices("greedy", deals=1, seed=3), repeats=3)
     assert len(choices) > 10
     for choice in choices:
         assert choice.asked is not None and choice.asked[choice.played] == 3
@@ -78,8 +79,9 @@ def test_a_player_with_no_randomness_asked_again_plays_the_same_card() -> None:
 
 
 def test_a_player_asked_again_is_one_that_does_not_follow_the_deal() -> None:
+    choices = card_choices("alphabeta", deals=1)
     with pytest.raises(PlayerError, match="alphabeta:infer=True follows the deal"):
-        card_choices("alphabeta:infer=True", deals=1, repeats=2)
+        ask_again("alphabeta:infer=True", choices, repeats=2)
 
 
 def test_scopa_predict_prints_each_model_on_held_out_choices(capsys) -> None:
