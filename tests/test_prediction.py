@@ -79,7 +79,7 @@ def test_a_player_with_no_randomness_asked_again_plays_the_same_card() -> None:
 
 
 def test_a_player_asked_again_is_one_that_does_not_follow_the_deal() -> None:
-    choices = card_choices("alphabeta", deals=1)
+    choices = card_choices("greedy", deals=1)
     with pytest.raises(PlayerError, match="alphabeta:infer=True follows the deal"):
         ask_again("alphabeta:infer=True", choices, repeats=2)
 
