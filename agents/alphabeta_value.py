@@ -201,22 +201,24 @@ class ValueAlphaBetaAgent(LineSearchAgent):
             raise ValueError(f"prior_weight is points per nat, >= 0: got {prior_weight}")
         self.prior_weight = float(prior_weight)
         self._observation: np.ndarray | None = None  # the decision's, while prior_weight reads it
-        if (
-            network_belief
-            or self.policy_replies
-            or (mover_view and self.view_value is None)
-            or prior_weight
-        ):
-            import torch
-
-            torch.set_num_threads(1)
-            self.network = LeafValuer(load_network(SHIPPED_POLICY)[1])
         if belief_network != SHIPPED_POLICY and not network_belief:
             raise ValueError(
                 f"belief_network {belief_network!r} reads the plays network_belief weighs the "
                 "deals by: give network_belief too"
             )
-        self.belief = self.network
+        shipped_read = (
+            (network_belief and belief_network == SHIPPED_POLICY)
+            or self.policy_replies
+            or (mover_view and self.view_value is None)
+            or prior_weight
+        )
+        if shipped_read or network_belief:
+            import torch
+
+            torch.set_num_threads(1)
+        if shipped_read:
+            self.network = LeafValuer(load_network(SHIPPED_POLICY)[1])
+        self.belief = self.network  # the network network_belief reads the plays with
         if belief_network != SHIPPED_POLICY:
             self.belief = LeafValuer(load_network(belief_network)[1])
         self.path = Path(SHIPPED if value is None else value)

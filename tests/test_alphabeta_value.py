@@ -132,6 +132,7 @@ def test_a_belief_network_reads_the_plays_in_the_shipped_networks_place() -> Non
     v4 = LeafValuer(load_network("pretrained_v4")[1])
     assert logs[1] == pytest.approx(0.5 * other.history.log_likelihoods(hands, v4))
     assert not np.allclose(logs[0], logs[1])
+    assert other.network is None  # the shipped network is not loaded where nothing reads it
 
 
 def test_model_replies_weigh_each_reply_by_the_opponent_models_probability() -> None:
